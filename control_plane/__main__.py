@@ -1,0 +1,90 @@
+"""python -m control_plane --topology FILE --switch NAME [options]
+
+Programs the switch from the topology, then runs the RCP loop until SIGINT or
+SIGTERM. One JSON object per port and interval goes to --log (or stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.driver import SwitchUnavailable
+from control_plane.loop import ControlLoop, RcpParams
+from p4rcp.topology import TopologyError, load_topology
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m control_plane", description=__doc__.split("\n\n")[1])
+    ap.add_argument("--topology", required=True, help="topology file (topo/topologies/*.toml)")
+    ap.add_argument("--switch", required=True, help="switch name in the topology, e.g. s1")
+    ap.add_argument("--thrift-host", default="127.0.0.1")
+    ap.add_argument("--thrift-port", type=int, help="default: the topology's port for this switch")
+    ap.add_argument("--log", help="JSON-lines interval log (default: stdout)")
+    ap.add_argument("--duration", type=float, help="stop after this many seconds")
+    ap.add_argument("--connect-timeout", type=float, default=10.0,
+                    help="seconds to wait for the switch at start before giving up")
+    d = RcpParams()
+    ap.add_argument("--alpha", type=float, default=d.alpha)
+    ap.add_argument("--beta", type=float, default=d.beta)
+    ap.add_argument("--gamma", type=float, default=d.gamma)
+    ap.add_argument("--q0-bytes", type=float, default=d.q0_bytes)
+    ap.add_argument("--r-min-kbps", type=float, default=d.R_min_bps / 1000)
+    ap.add_argument("--r-init-fraction", type=float, default=d.R_init_fraction)
+    ap.add_argument("--d0-init-ms", type=float, default=d.d0_init_s * 1000)
+    ap.add_argument("--d0-gain", type=float, default=d.d0_gain)
+    ap.add_argument("--t-max-ms", type=float, default=d.T_max_s * 1000)
+    ap.add_argument("--queue-packet-bytes", type=int, help="default: the topology's data_frame_bytes")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        topology = load_topology(args.topology)
+        switch = topology.switch(args.switch)
+        params = RcpParams(alpha=args.alpha, beta=args.beta, gamma=args.gamma, q0_bytes=args.q0_bytes,
+                           R_min_bps=args.r_min_kbps * 1000, R_init_fraction=args.r_init_fraction,
+                           d0_init_s=args.d0_init_ms / 1000, d0_gain=args.d0_gain, T_max_s=args.t_max_ms / 1000,
+                           queue_packet_bytes=args.queue_packet_bytes or topology.data_frame_bytes)
+        driver = Bmv2ThriftDriver(args.thrift_port or switch.thrift_port, host=args.thrift_host)
+        out = open(args.log, "a", buffering=1) if args.log else sys.stdout
+        loop = ControlLoop(switch, topology.routes(switch.name), driver, params,
+                           emit=lambda record: out.write(json.dumps(record) + "\n"))
+    except (TopologyError, ValueError, OSError) as e:
+        print(f"control_plane: {e}", file=sys.stderr)
+        return 2
+
+    give_up = time.monotonic() + args.connect_timeout
+    while True:
+        try:
+            loop.resync()
+            break
+        except SwitchUnavailable as e:
+            if time.monotonic() > give_up:
+                print(f"control_plane: switch {switch.name} unreachable at "
+                      f"{driver.host}:{driver.thrift_port}: {e}", file=sys.stderr)
+                return 1
+            time.sleep(0.2)
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    if args.duration:
+        timer = threading.Timer(args.duration, stop.set)
+        timer.daemon = True
+        timer.start()
+    loop.run(stop)
+    driver.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

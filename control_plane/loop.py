@@ -1,0 +1,186 @@
+"""The periodic RCP loop for one switch: counters in, R(t) out, one record per port and interval."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from control_plane.driver import Driver, PortCounters, SwitchUnavailable
+from control_plane.rcp_law import rcp_rate
+from p4rcp.topology import Route, Switch
+
+log = logging.getLogger("control_plane")
+
+
+@dataclass(frozen=True)
+class RcpParams:
+    alpha: float = 0.1
+    beta: float = 1.0
+    gamma: float = 1.0
+    q0_bytes: float = 0.0
+    R_min_bps: float = 10_000.0
+    R_init_fraction: float = 0.05     # of C, as the ns-2 router starts
+    d0_init_s: float = 0.1            # until the first RTT samples arrive
+    d0_gain: float = 0.1              # weight of a new interval's mean RTT in the moving average d0
+    T_max_s: float = 0.010            # T = min(T_max, d0)
+    queue_packet_bytes: int = 1090    # q = queue depth (packets) * this; see docs/control_plane.md
+
+    def __post_init__(self):
+        for name in ("alpha", "beta", "gamma", "R_min_bps", "R_init_fraction", "d0_init_s", "d0_gain",
+                     "T_max_s", "queue_packet_bytes"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"RCP parameter {name} must be > 0, got {getattr(self, name)}")
+        if self.q0_bytes < 0 or self.d0_gain > 1 or self.R_init_fraction > 1:
+            raise ValueError("RCP parameters need q0_bytes >= 0, d0_gain <= 1, R_init_fraction <= 1")
+
+
+class CounterWentBackwards(Exception):
+    """A monotonic counter decreased: the switch lost its state (restart)."""
+
+
+def counter_delta(new: int, old: int, bits: int) -> int:
+    """Wrap-safe delta of a monotonic counter (serial-number arithmetic, RFC 1982).
+
+    A wrap gives a small positive delta; a counter that moved backwards gives a
+    delta above half the range, which only a restart can explain.
+    """
+    delta = (new - old) % (1 << bits)
+    if delta >= 1 << (bits - 1):
+        raise CounterWentBackwards(f"counter went from {old} to {new}")
+    return delta
+
+
+@dataclass
+class PortState:
+    port: int
+    C_bps: float
+    R_bps: float
+    d0_s: float
+    last: PortCounters | None = None
+    last_time: float = 0.0
+
+
+@dataclass
+class ControlLoop:
+    """Drives one switch. ``step`` is one interval; ``run`` repeats it every T."""
+    switch: Switch
+    routes: list[Route]
+    driver: Driver
+    params: RcpParams = field(default_factory=RcpParams)
+    emit: Callable[[dict], None] = lambda record: None
+    clock: Callable[[], float] = time.monotonic
+    wall_clock: Callable[[], float] = time.time
+    ports: dict[int, PortState] = field(init=False)
+    connected: bool = field(init=False, default=False)
+
+    def __post_init__(self):
+        if not self.switch.rcp_ports:
+            raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
+        self.ports = {}
+        for sp in self.switch.rcp_ports:
+            if not sp.capacity_bps > 0:
+                raise ValueError(f"{self.switch.name} port {sp.number}: capacity must be > 0, got {sp.capacity_bps}")
+            self.ports[sp.number] = PortState(sp.number, sp.capacity_bps,
+                                              R_bps=max(self.params.R_init_fraction * sp.capacity_bps,
+                                                        self.params.R_min_bps),
+                                              d0_s=self.params.d0_init_s)
+
+    @property
+    def period_s(self) -> float:
+        return min(self.params.T_max_s, min(ps.d0_s for ps in self.ports.values()))
+
+    def set_capacity(self, port: int, C_bps: float) -> None:
+        """The link's rate changed (bandwidth-change experiment); R stays within the new clamp."""
+        if port not in self.ports or not C_bps > 0:
+            raise ValueError(f"{self.switch.name}: cannot set capacity {C_bps} on port {port}")
+        ps = self.ports[port]
+        ps.C_bps = C_bps
+        ps.R_bps = min(ps.R_bps, self.params.gamma * C_bps)
+
+    def resync(self) -> None:
+        """(Re)connect and bring the switch to our state: tables, queues, R."""
+        self.connected = False
+        self.driver.connect()
+        self.driver.install_routes(self.routes)
+        for sp in self.switch.ports.values():
+            self.driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
+        self.driver.write_rates_kbps({p: _kbps(ps.R_bps) for p, ps in self.ports.items()})
+        for ps in self.ports.values():
+            ps.last = None   # the next read is a fresh baseline
+        self.connected = True
+        log.info("%s: synchronised (%d routes, RCP ports %s)", self.switch.name, len(self.routes), sorted(self.ports))
+
+    def step(self) -> list[dict]:
+        """Read every RCP port's counters in one pass, update R, write it back."""
+        started = self.clock()
+        counters = self.driver.read_counters(sorted(self.ports))
+        now = (started + self.clock()) / 2
+        records, rates = [], {}
+        for port, ps in self.ports.items():
+            record = self._update_port(ps, counters[port], now)
+            if record is not None:
+                records.append(record)
+                rates[port] = _kbps(ps.R_bps)
+        if rates:
+            self.driver.write_rates_kbps(rates)
+        loop_s = self.clock() - started
+        for record in records:
+            record["loop_s"] = loop_s
+            self.emit(record)
+        return records
+
+    def _update_port(self, ps: PortState, c: PortCounters, now: float) -> dict | None:
+        if ps.last is None:
+            ps.last, ps.last_time = c, now
+            return None
+        bits = self.driver.counter_bits
+        d_bytes = counter_delta(c.input_bytes, ps.last.input_bytes, bits)
+        d_rtt_sum = counter_delta(c.rtt_sum_us, ps.last.rtt_sum_us, bits)
+        d_rtt_count = counter_delta(c.rtt_count, ps.last.rtt_count, bits)
+        elapsed = now - ps.last_time
+        if elapsed <= 0:
+            return None
+        T = self.period_s
+        p = self.params
+        y = d_bytes * 8 / elapsed
+        if d_rtt_count > 0:
+            ps.d0_s += p.d0_gain * (d_rtt_sum / d_rtt_count / 1e6 - ps.d0_s)
+        q = c.queue_depth_pkts * p.queue_packet_bytes * 8
+        ps.R_bps = rcp_rate(ps.R_bps, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,
+                            gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps)
+        ps.last, ps.last_time = c, now
+        return {"time": self.wall_clock(), "switch": self.switch.name, "port": ps.port,
+                "C_bps": ps.C_bps, "R_bps": ps.R_bps, "y_bps": y, "q_bytes": q / 8,
+                "d0_s": ps.d0_s, "T_s": T, "period_s": elapsed, "rtt_samples": d_rtt_count}
+
+    def run(self, stop: threading.Event, backoff_s: tuple[float, float] = (0.1, 2.0)) -> None:
+        """Repeat ``step`` every T until ``stop`` is set; survive switch restarts."""
+        delay = backoff_s[0]
+        deadline = self.clock()
+        while not stop.is_set():
+            try:
+                if not self.connected:
+                    self.resync()
+                    delay = backoff_s[0]
+                    deadline = self.clock()
+                self.step()
+            except (SwitchUnavailable, CounterWentBackwards) as e:
+                log.warning("%s: %s; resynchronising in %.1f s", self.switch.name, e, delay)
+                self.connected = False
+                self.driver.close()
+                stop.wait(delay)
+                delay = min(delay * 2, backoff_s[1])
+                continue
+            deadline += self.period_s
+            pause = deadline - self.clock()
+            if pause < 0:          # overran: start a new schedule instead of bursting to catch up
+                deadline = self.clock()
+                pause = 0
+            stop.wait(pause)
+
+
+def _kbps(bps: float) -> int:
+    return max(1, round(bps / 1000))

@@ -1,0 +1,19 @@
+"""The RCP rate law (Dukkipati & McKeown), one pure function."""
+
+
+def rcp_rate(R_prev: float, T: float, d0: float, C: float, y: float, q: float, *,
+             alpha: float = 0.1, beta: float = 1.0, gamma: float = 1.0,
+             q0: float = 0.0, R_min: float) -> float:
+    """R(t) = R(t-T) * [1 + (T/d0) * (alpha*(gamma*C - y) - beta*(q - q0)/d0) / (gamma*C)]
+
+    clamped to [R_min, gamma*C].
+
+    Rates (R_prev, C, y, R_min) share one unit, e.g. bit/s; q and q0 are
+    amounts in that unit times seconds (bits); T and d0 are seconds.
+    """
+    if T <= 0 or d0 <= 0 or C <= 0:
+        raise ValueError(f"rcp_rate needs T, d0, C > 0 (T={T}, d0={d0}, C={C})")
+    target = gamma * C
+    spare = alpha * (target - y) - beta * (q - q0) / d0
+    R = R_prev * (1.0 + (T / d0) * spare / target)
+    return min(max(R, R_min), target)

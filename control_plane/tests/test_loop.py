@@ -1,0 +1,186 @@
+import threading
+import time
+
+import pytest
+
+from control_plane.loop import ControlLoop, CounterWentBackwards, RcpParams, counter_delta
+from control_plane.tests.fake_driver import FakeDriver
+from p4rcp.topology import TopologyError, build_topology
+
+TOPO = build_topology({"kind": "dumbbell", "pairs": 2, "rtt_ms": 40, "bottleneck_mbps": 12,
+                       "data_frame_bytes": 1000})
+S1 = TOPO.switch("s1")
+PORT = S1.rcp_ports[0].number
+C = S1.rcp_ports[0].capacity_bps
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def make_loop(params=RcpParams(queue_packet_bytes=1000), driver=None):
+    driver = driver or FakeDriver(S1.ports)
+    clock = Clock()
+    records = []
+    loop = ControlLoop(S1, TOPO.routes("s1"), driver, params, emit=records.append, clock=clock)
+    loop.resync()
+    return loop, driver, clock, records
+
+
+def test_capacity_is_the_shaped_packet_rate_times_the_frame_size():
+    assert S1.rcp_ports[0].queue_rate_pps == 1500
+    assert C == 1500 * 1000 * 8
+
+
+def test_resync_programs_routes_queues_and_initial_rate():
+    loop, driver, _, _ = make_loop()
+    assert {r.prefix for r in driver.routes} == {f"{h.ip}/32" for h in TOPO.hosts.values()}
+    assert driver.queues[PORT] == (1500, 64)
+    assert driver.rates == {PORT: round(0.05 * C / 1000)}
+
+
+def test_first_read_is_a_baseline_then_y_uses_measured_time():
+    loop, driver, clock, records = make_loop()
+    assert loop.step() == [] and len(driver.rate_writes) == 1   # only the seed
+    driver.add(PORT, nbytes=15_000)
+    clock.t += 0.020                                            # twice the nominal T
+    [rec] = loop.step()
+    assert rec["y_bps"] == pytest.approx(15_000 * 8 / 0.020)
+    assert rec["period_s"] == pytest.approx(0.020)
+    assert rec["port"] == PORT and rec["switch"] == "s1" and rec["C_bps"] == C
+    assert records == [rec]
+    assert driver.rates[PORT] == round(rec["R_bps"] / 1000)
+
+
+def test_d0_moving_average_and_missing_samples():
+    loop, driver, clock, _ = make_loop(RcpParams(d0_init_s=0.1, d0_gain=0.5))
+    loop.step()
+    driver.add(PORT, nbytes=1000, rtt_us=3 * 40_000, samples=3)     # mean 40 ms
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["d0_s"] == pytest.approx(0.1 + 0.5 * (0.04 - 0.1))
+    clock.t += 0.01
+    [rec2] = loop.step()                                             # no samples: d0 kept
+    assert rec2["d0_s"] == rec["d0_s"] and rec2["rtt_samples"] == 0
+
+
+def test_period_is_min_of_10ms_and_d0():
+    loop, driver, clock, _ = make_loop(RcpParams(d0_init_s=0.004))
+    assert loop.period_s == pytest.approx(0.004)
+    loop2, *_ = make_loop(RcpParams(d0_init_s=0.2))
+    assert loop2.period_s == pytest.approx(0.010)
+
+
+def test_queue_term_uses_packet_size_assumption():
+    loop, driver, clock, _ = make_loop(RcpParams(queue_packet_bytes=1234))
+    loop.step()
+    driver.add(PORT, nbytes=0, qdepth=7)
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["q_bytes"] == 7 * 1234
+
+
+def test_spare_capacity_raises_R_and_standing_queue_lowers_it():
+    loop, driver, clock, _ = make_loop()
+    loop.step()
+    R0 = loop.ports[PORT].R_bps
+    driver.add(PORT, nbytes=1000)
+    clock.t += 0.01
+    loop.step()
+    assert loop.ports[PORT].R_bps > R0
+    R1 = loop.ports[PORT].R_bps
+    driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=30)
+    clock.t += 0.01
+    loop.step()
+    assert loop.ports[PORT].R_bps < R1
+
+
+def test_counter_delta_wraps_and_detects_restart():
+    assert counter_delta(5, 2**32 - 3, 32) == 8
+    assert counter_delta(10, 4, 64) == 6
+    with pytest.raises(CounterWentBackwards):
+        counter_delta(3, 10, 64)
+    with pytest.raises(CounterWentBackwards):
+        counter_delta(100, 200, 32)
+
+
+def test_32bit_counters_wrap_inside_the_loop():
+    loop, driver, clock, _ = make_loop(driver=FakeDriver(S1.ports, counter_bits=32))
+    driver.add(PORT, nbytes=2**32 - 500)
+    loop.step()
+    driver.add(PORT, nbytes=1500)              # wraps past 2^32
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["y_bps"] == pytest.approx(1500 * 8 / 0.01)
+
+
+def test_counter_going_backwards_is_a_restart_not_a_delta():
+    loop, driver, clock, _ = make_loop()
+    driver.add(PORT, nbytes=10**6)
+    loop.step()
+    driver.restart()
+    clock.t += 0.01
+    with pytest.raises(CounterWentBackwards):
+        loop.step()
+
+
+def test_run_recovers_from_restart_and_connection_loss():
+    driver = FakeDriver(S1.ports)
+    loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(T_max_s=0.002))
+    stop = threading.Event()
+    thread = threading.Thread(target=loop.run, args=(stop, (0.01, 0.05)))
+    thread.start()
+    try:
+        _wait_for(lambda: len(driver.rate_writes) > 5)
+        R_before = loop.ports[PORT].R_bps
+        driver.add(PORT, nbytes=10**7)
+        _wait_for(lambda: driver.counters[PORT].input_bytes == 10**7 and len(driver.rate_writes) > 10)
+        driver.up = False                      # switch dies ...
+        driver.restart()
+        time.sleep(0.1)
+        connects = driver.connects
+        driver.up = True                       # ... and comes back empty
+        _wait_for(lambda: driver.connects > connects and driver.routes and driver.rates)
+        _wait_for(lambda: len(driver.rate_writes) > 20)
+    finally:
+        stop.set()
+        thread.join(2)
+    assert not thread.is_alive()
+    assert driver.queues[PORT] == (1500, 64)
+    assert all(0 < kbps <= C / 1000 for w in driver.rate_writes for kbps in w.values())
+    assert R_before > 0
+
+
+def test_bad_configuration_fails_at_start():
+    with pytest.raises(TopologyError, match="no switch 's9'"):
+        TOPO.switch("s9")
+    h_only = build_topology({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 10})
+    s1 = h_only.switch("s1")
+    s1.rcp_ports[0].capacity_bps = 0
+    with pytest.raises(ValueError, match="capacity must be > 0"):
+        ControlLoop(s1, [], FakeDriver(s1.ports))
+    s1.rcp_ports[0].capacity_bps = None
+    with pytest.raises(ValueError, match="no RCP port"):
+        ControlLoop(s1, [], FakeDriver(s1.ports))
+    with pytest.raises(ValueError, match="alpha"):
+        RcpParams(alpha=0)
+
+
+def test_set_capacity_moves_the_clamp():
+    loop, driver, clock, _ = make_loop(RcpParams(R_init_fraction=1.0))
+    loop.set_capacity(PORT, C / 2)
+    assert loop.ports[PORT].R_bps == C / 2
+    with pytest.raises(ValueError):
+        loop.set_capacity(99, C)
+
+
+def _wait_for(cond, timeout=5.0):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.005)

@@ -1,0 +1,1 @@
+"""Python pieces shared by the control plane, the PTF tests and the experiments."""

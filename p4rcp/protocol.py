@@ -1,0 +1,45 @@
+"""The RCP header of docs/protocol.md as a Scapy layer: the one Python definition.
+
+Importing this module binds the layer to UDP port 6577 in both directions, so
+``Ether(raw_bytes)`` or ``rdpcap(...)`` dissect RCP headers wherever they appear.
+"""
+
+from scapy.fields import BitEnumField, BitField, ByteField, IntField, ShortField
+from scapy.layers.inet import UDP
+from scapy.packet import Packet, bind_layers
+
+RCP_UDP_PORT = 6577
+RCP_VERSION = 1
+RCP_HEADER_LEN = 16
+# Valid RTT samples satisfy 0 < rtt_us <= RCP_MAX_RTT_US (p4src/shared/defines.p4).
+RCP_MAX_RTT_US = 10_000_000
+ETHERNET_HEADER_LEN = 14
+
+DATA, ACK, SYN, SYNACK, FIN, FINACK = range(6)
+RCP_TYPES = {DATA: "DATA", ACK: "ACK", SYN: "SYN", SYNACK: "SYNACK", FIN: "FIN", FINACK: "FINACK"}
+FORWARD_TYPES = (DATA, SYN)
+
+
+class RCP(Packet):
+    name = "RCP"
+    fields_desc = [
+        BitField("version", RCP_VERSION, 4),
+        BitEnumField("type", DATA, 4, RCP_TYPES),
+        ByteField("flags", 0),
+        ShortField("reserved", 0),
+        IntField("rate_kbps", 0),
+        IntField("rtt_us", 0),
+        IntField("feedback_kbps", 0),
+    ]
+
+    def mysummary(self):
+        return self.sprintf("RCP %type% rate=%rate_kbps%kb/s rtt=%rtt_us%us fb=%feedback_kbps%kb/s")
+
+
+bind_layers(UDP, RCP, dport=RCP_UDP_PORT)
+bind_layers(UDP, RCP, sport=RCP_UDP_PORT)
+
+
+def frame_kbits(ip_total_len: int) -> float:
+    """Size of one frame in kilobits, in the unit of every RCP rate (docs/protocol.md)."""
+    return (ETHERNET_HEADER_LEN + ip_total_len) * 8 / 1000.0

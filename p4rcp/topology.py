@@ -1,0 +1,275 @@
+"""Topologies: a TOML file of parameters expands into a concrete graph.
+
+A file names a ``kind`` (``dumbbell``, ``parking_lot``) and its parameters;
+``load_topology`` returns a :class:`Topology` with every host, switch port,
+link, route and RCP port spelled out. Mininet (``topo/``) builds the network
+from it and the control plane (``control_plane/``) programs each switch from
+it, so the two can never disagree.
+
+Bottlenecks are shaped inside bmv2 (``set_queue_rate`` in packets per second)
+so that the queue forms where the P4 program sees it. The capacity C given to
+the control plane is that packet rate times ``data_frame_bytes``, the size of
+a full data frame of the hosts' transport: exactly the shaped rate for data.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 32 (host transport) + 1000 (MSS).
+DEFAULT_DATA_FRAME_BYTES = 1090
+DEFAULT_QUEUE_PACKETS = 64
+FIRST_THRIFT_PORT = 9090
+
+
+class TopologyError(ValueError):
+    """A topology file that cannot describe a network."""
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    ip: str            # without prefix length
+    mac: str
+    switch: str
+    port: int          # switch port the host is attached to
+    delay_ms: float    # one-way propagation delay of the access link
+    loss_pct: float    # random loss on the access link (host egress)
+
+
+@dataclass
+class SwitchPort:
+    number: int
+    peer: str                       # host or switch name
+    mac: str
+    capacity_bps: float | None = None   # set on RCP ports only
+    queue_rate_pps: int | None = None   # None: unshaped
+    queue_depth_pkts: int = DEFAULT_QUEUE_PACKETS
+
+    @property
+    def is_rcp(self) -> bool:
+        return self.capacity_bps is not None
+
+
+@dataclass
+class Switch:
+    name: str
+    thrift_port: int
+    ports: dict[int, SwitchPort] = field(default_factory=dict)
+
+    @property
+    def rcp_ports(self) -> list[SwitchPort]:
+        return [p for p in self.ports.values() if p.is_rcp]
+
+
+@dataclass(frozen=True)
+class Link:
+    a: str
+    a_port: int | None   # None on the host side
+    b: str
+    b_port: int
+    delay_ms: float = 0.0
+    loss_pct: float = 0.0
+
+
+@dataclass(frozen=True)
+class Route:
+    prefix: str          # "10.0.0.2/32"
+    port: int
+    src_mac: str
+    dst_mac: str
+
+
+@dataclass
+class Topology:
+    name: str
+    kind: str
+    hosts: dict[str, Host]
+    switches: dict[str, Switch]
+    links: list[Link]
+    data_frame_bytes: int
+    senders: list[str]
+    receivers: list[str]
+    params: dict
+
+    def switch(self, name: str) -> Switch:
+        try:
+            return self.switches[name]
+        except KeyError:
+            raise TopologyError(f"topology {self.name!r} has no switch {name!r}; "
+                                f"it has {', '.join(sorted(self.switches))}") from None
+
+    def routes(self, switch_name: str) -> list[Route]:
+        """One /32 route per host, along a shortest path (hops) from this switch."""
+        switch = self.switch(switch_name)
+        first_port = self._first_hop_ports(switch_name)
+        routes = []
+        for host in self.hosts.values():
+            if host.switch == switch_name:
+                port = switch.ports[host.port]
+                routes.append(Route(f"{host.ip}/32", port.number, port.mac, host.mac))
+                continue
+            out = first_port.get(host.switch)
+            if out is None:
+                raise TopologyError(f"no path from {switch_name} to {host.name}")
+            port = switch.ports[out]
+            neighbour = self.switches[port.peer]
+            peer_port = next(p for p in neighbour.ports.values() if p.peer == switch_name)
+            routes.append(Route(f"{host.ip}/32", port.number, port.mac, peer_port.mac))
+        return routes
+
+    def _first_hop_ports(self, start: str) -> dict[str, int]:
+        """Breadth-first search over switches: destination switch -> port out of start."""
+        first: dict[str, int] = {}
+        queue = deque()
+        for port in self.switches[start].ports.values():
+            if port.peer in self.switches and port.peer not in first:
+                first[port.peer] = port.number
+                queue.append(port.peer)
+        while queue:
+            here = queue.popleft()
+            for port in self.switches[here].ports.values():
+                if port.peer in self.switches and port.peer != start and port.peer not in first:
+                    first[port.peer] = first[here]
+                    queue.append(port.peer)
+        return first
+
+
+class _Builder:
+    """Accumulates hosts, switches and links with consistent addressing."""
+
+    def __init__(self, name: str, kind: str, params: dict, data_frame_bytes: int, queue_packets: int):
+        self.name, self.kind, self.params = name, kind, params
+        self.data_frame_bytes = data_frame_bytes
+        self.queue_packets = queue_packets
+        self.hosts: dict[str, Host] = {}
+        self.switches: dict[str, Switch] = {}
+        self.links: list[Link] = []
+        self.senders: list[str] = []
+        self.receivers: list[str] = []
+
+    def switch(self, name: str) -> Switch:
+        index = len(self.switches) + 1
+        sw = Switch(name, FIRST_THRIFT_PORT + index - 1)
+        self.switches[name] = sw
+        return sw
+
+    def _add_port(self, sw: Switch, peer: str) -> SwitchPort:
+        number = len(sw.ports) + 1
+        sw_index = list(self.switches).index(sw.name) + 1
+        port = SwitchPort(number, peer, f"00:aa:00:00:{sw_index:02x}:{number:02x}",
+                          queue_depth_pkts=self.queue_packets)
+        sw.ports[number] = port
+        return port
+
+    def host(self, name: str, sw: Switch, delay_ms: float, loss_pct: float) -> Host:
+        index = len(self.hosts) + 1
+        port = self._add_port(sw, name)
+        host = Host(name, f"10.0.{index // 250}.{index % 250 + 1}", f"00:00:00:00:{index // 256:02x}:{index % 256:02x}",
+                    sw.name, port.number, delay_ms, loss_pct)
+        self.hosts[name] = host
+        self.links.append(Link(name, None, sw.name, port.number, delay_ms, loss_pct))
+        return host
+
+    def trunk(self, a: Switch, b: Switch, rate_mbps: float | None, delay_ms: float = 0.0) -> None:
+        """A switch-to-switch link; rate_mbps shapes and enables RCP on both directions."""
+        pa, pb = self._add_port(a, b.name), self._add_port(b, a.name)
+        if rate_mbps is not None:
+            for port in (pa, pb):
+                pps = round(rate_mbps * 1e6 / (8 * self.data_frame_bytes))
+                if pps <= 0:
+                    raise TopologyError(f"bottleneck rate {rate_mbps} Mb/s is below one packet per second")
+                port.queue_rate_pps = pps
+                port.capacity_bps = pps * self.data_frame_bytes * 8.0
+        self.links.append(Link(a.name, pa.number, b.name, pb.number, delay_ms, 0.0))
+
+    def build(self) -> Topology:
+        return Topology(self.name, self.kind, self.hosts, self.switches, self.links,
+                        self.data_frame_bytes, self.senders, self.receivers, self.params)
+
+
+def _dumbbell(b: _Builder, p: dict) -> None:
+    """N senders on s1, N receivers on s2, one shaped link s1-s2.
+
+    rtt_ms[i] is pair i's base RTT; the delay is put on the sender's access
+    link (netem delays egress, so each direction of the link adds it once).
+    """
+    pairs = _positive_int(p, "pairs")
+    rtts = p.get("rtt_ms", 40)
+    rtts = [rtts] * pairs if isinstance(rtts, (int, float)) else list(rtts)
+    if len(rtts) != pairs or any(r <= 0 for r in rtts):
+        raise TopologyError(f"rtt_ms needs {pairs} positive values, got {p.get('rtt_ms')!r}")
+    loss = float(p.get("loss_pct", 0.0))
+    s1, s2 = b.switch("s1"), b.switch("s2")
+    for i in range(pairs):
+        b.senders.append(b.host(f"h{i + 1}", s1, rtts[i] / 2.0, loss).name)
+    for i in range(pairs):
+        b.receivers.append(b.host(f"r{i + 1}", s2, 0.0, 0.0).name)
+    b.trunk(s1, s2, _positive_float(p, "bottleneck_mbps"))
+
+
+def _parking_lot(b: _Builder, p: dict) -> None:
+    """A chain of `bottlenecks` shaped links; one long flow crosses all, one
+    cross flow per link crosses only that link."""
+    n = _positive_int(p, "bottlenecks")
+    rate = _positive_float(p, "bottleneck_mbps")
+    rtt = float(p.get("rtt_ms", 40))
+    switches = [b.switch(f"s{i + 1}") for i in range(n + 1)]
+    for left, right in zip(switches, switches[1:]):
+        b.trunk(left, right, rate)
+    b.senders.append(b.host("h_long", switches[0], rtt / 2.0, 0.0).name)
+    b.receivers.append(b.host("r_long", switches[-1], 0.0, 0.0).name)
+    for i in range(n):
+        b.senders.append(b.host(f"h_cross{i + 1}", switches[i], rtt / 2.0, 0.0).name)
+        b.receivers.append(b.host(f"r_cross{i + 1}", switches[i + 1], 0.0, 0.0).name)
+
+
+KINDS = {"dumbbell": _dumbbell, "parking_lot": _parking_lot}
+
+
+def _positive_int(p: dict, key: str) -> int:
+    value = p.get(key)
+    if not isinstance(value, int) or value <= 0:
+        raise TopologyError(f"{key} must be a positive integer, got {value!r}")
+    return value
+
+
+def _positive_float(p: dict, key: str) -> float:
+    value = p.get(key)
+    if not isinstance(value, (int, float)) or value <= 0:
+        raise TopologyError(f"{key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def build_topology(params: dict, name: str = "topology") -> Topology:
+    params = dict(params)
+    kind = params.pop("kind", None)
+    if kind not in KINDS:
+        raise TopologyError(f"{name}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    frame = int(params.pop("data_frame_bytes", DEFAULT_DATA_FRAME_BYTES))
+    queue = int(params.pop("queue_packets", DEFAULT_QUEUE_PACKETS))
+    builder = _Builder(name, kind, params, frame, queue)
+    KINDS[kind](builder, params)
+    return builder.build()
+
+
+def load_topology(path: str | Path, **overrides) -> Topology:
+    """Read a topology file; keyword overrides replace its parameters."""
+    path = Path(path)
+    try:
+        params = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise TopologyError(f"topology file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as e:
+        raise TopologyError(f"topology file {path}: {e}") from None
+    params.update(overrides)
+    return build_topology(params, name=path.stem)
+
+
+def host_network(host: Host) -> str:
+    """The host's address with the /8 every topology uses (routes are /32)."""
+    return str(ipaddress.ip_interface(f"{host.ip}/8"))

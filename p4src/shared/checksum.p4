@@ -1,0 +1,26 @@
+// Incremental Internet checksum update (RFC 1624, eq. 3):
+//     HC' = ~(~HC + ~m + m')
+// for a 32-bit field that changed from m to m'. Additions only, no payload
+// walk, so every target can run it after the RCP stamp.
+#ifndef P4RCP_CHECKSUM_P4
+#define P4RCP_CHECKSUM_P4
+
+function bit<16> csum16_replace32(in bit<16> checksum, in bit<32> old_value,
+                                  in bit<32> new_value) {
+    bit<32> sum = (bit<32>) ~checksum
+                + (bit<32>) ~old_value[31:16] + (bit<32>) ~old_value[15:0]
+                + (bit<32>) new_value[31:16] + (bit<32>) new_value[15:0];
+    // Five 16-bit terms fit in 19 bits: two end-around carries suffice.
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return ~sum[15:0];
+}
+
+// UDP transmits a computed checksum of 0 as 0xFFFF, because 0 means "none".
+function bit<16> udp_csum_replace32(in bit<16> checksum, in bit<32> old_value,
+                                    in bit<32> new_value) {
+    bit<16> updated = csum16_replace32(checksum, old_value, new_value);
+    return updated == 0 ? 16w0xffff : updated;
+}
+
+#endif

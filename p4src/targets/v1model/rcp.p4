@@ -1,0 +1,52 @@
+// The RCP router's per-packet work on egress port p: three additions and two
+// comparisons. R is computed by the control plane, never here (no division).
+#ifndef P4RCP_V1MODEL_RCP_P4
+#define P4RCP_V1MODEL_RCP_P4
+
+#include "../../shared/checksum.p4"
+#include "size.p4"
+
+// Monotonic counters: the data plane never resets them, the control plane
+// reads deltas. Names start with "." so they stay the same on every target.
+@name(".rcp_input_bytes") register<bit<64>>(NUM_PORTS) rcp_input_bytes;
+@name(".rcp_rtt_sum")     register<bit<64>>(NUM_PORTS) rcp_rtt_sum;
+@name(".rcp_rtt_count")   register<bit<64>>(NUM_PORTS) rcp_rtt_count;
+// Queue depth (packets) the last packet saw on enqueue.
+@name(".rcp_queue_depth") register<bit<32>>(NUM_PORTS) rcp_queue_depth;
+// R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
+@name(".rcp_rate")        register<rate_kbps_t>(NUM_PORTS) rcp_rate;
+
+control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
+    apply {
+        bit<32> p = (bit<32>) std_meta.egress_port;
+
+        bit<64> input_bytes;
+        rcp_input_bytes.read(input_bytes, p);
+        rcp_input_bytes.write(p, input_bytes + (bit<64>) std_meta.packet_length);   // addition 1
+        rcp_queue_depth.write(p, (bit<32>) std_meta.enq_qdepth);
+
+        bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
+            && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN);
+        if (is_forward_rcp) {
+            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {        // comparison 1
+                bit<64> rtt_sum;
+                bit<64> rtt_count;
+                rcp_rtt_sum.read(rtt_sum, p);
+                rcp_rtt_sum.write(p, rtt_sum + (bit<64>) hdr.rcp.rtt_us);           // addition 2
+                rcp_rtt_count.read(rtt_count, p);
+                rcp_rtt_count.write(p, rtt_count + 1);                              // addition 3
+            }
+
+            rate_kbps_t R;
+            rcp_rate.read(R, p);
+            if (R != 0 && hdr.rcp.rate_kbps > R) {                                  // comparison 2
+                if (hdr.udp.checksum != 0) {   // 0 = sent without a checksum: keep it so
+                    hdr.udp.checksum = udp_csum_replace32(hdr.udp.checksum, hdr.rcp.rate_kbps, R);
+                }
+                hdr.rcp.rate_kbps = R;
+            }
+        }
+    }
+}
+
+#endif

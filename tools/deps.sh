@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `make deps`: install what p4rcp needs from the package registries.
+# Idempotent. Never builds p4c or bmv2; where they are missing it installs the
+# official p4lang packages if their repository serves this distribution and
+# answers quickly, and otherwise ends with a warning naming what to install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(mininet ethtool iproute2 psmisc tcpdump python3-venv python3-pip procps)
+P4_PACKAGES=(p4lang-p4c p4lang-bmv2)
+P4_REPO_TIMEOUT=5
+VENV=.venv
+SYSTEM_PYTHON=/usr/bin/python3
+
+say() { printf '[deps] %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing_debian_packages() {
+    local p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+    done
+}
+
+install_debian_packages() {
+    local missing
+    missing=$(missing_debian_packages "$@")
+    if [ -z "$missing" ]; then
+        say "Debian packages present: $*"
+        return
+    fi
+    say "installing Debian packages: $missing"
+    as_root apt-get update -qq
+    # shellcheck disable=SC2086
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+}
+
+install_python_packages() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        say "creating $VENV from $SYSTEM_PYTHON (with system site-packages, for Debian's mininet)"
+        "$SYSTEM_PYTHON" -m venv --system-site-packages "$VENV"
+    fi
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements.txt
+    say "Python packages installed in $VENV"
+}
+
+install_rust_crates() {
+    if ! command -v cargo >/dev/null; then
+        install_debian_packages cargo
+    fi
+    cargo fetch --quiet --manifest-path hosts/Cargo.toml
+    say "Rust crates fetched for hosts/"
+}
+
+toolchain_missing() {
+    local tool missing=()
+    for tool in p4c p4test simple_switch simple_switch_CLI; do
+        PATH="$PATH:/opt/p4/bin" command -v "$tool" >/dev/null || missing+=("$tool")
+    done
+    echo "${missing[@]}"
+}
+
+p4lang_repo_url() {
+    # The p4lang project publishes packages for these distributions only.
+    . /etc/os-release
+    case "$ID:$VERSION_ID" in
+        debian:11|debian:12) echo "https://download.opensuse.org/repositories/home:/p4lang/Debian_${VERSION_ID}/" ;;
+        ubuntu:20.04|ubuntu:22.04|ubuntu:24.04) echo "https://download.opensuse.org/repositories/home:/p4lang/xUbuntu_${VERSION_ID}/" ;;
+    esac
+}
+
+install_toolchain() {
+    local missing url
+    missing=$(toolchain_missing)
+    if [ -z "$missing" ]; then
+        say "P4 toolchain found: $(PATH="$PATH:/opt/p4/bin" command -v p4c), $(PATH="$PATH:/opt/p4/bin" command -v simple_switch)"
+        return
+    fi
+    url=$(p4lang_repo_url)
+    if [ -n "$url" ] && curl -fsS -m "$P4_REPO_TIMEOUT" -o /dev/null "${url}Release.key"; then
+        say "installing ${P4_PACKAGES[*]} from the p4lang repository $url"
+        curl -fsS -m 30 "${url}Release.key" | gpg --dearmor | as_root tee /etc/apt/trusted.gpg.d/home_p4lang.gpg >/dev/null
+        echo "deb $url /" | as_root tee /etc/apt/sources.list.d/home:p4lang.list >/dev/null
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${P4_PACKAGES[@]}"
+        return
+    fi
+    cat >&2 <<WARN
+[deps] WARNING: the P4 toolchain is missing: $missing
+[deps]   p4rcp needs p4c (with p4test and the bmv2 back end) and bmv2's simple_switch and
+[deps]   simple_switch_CLI, on PATH or under /opt/p4/bin. The p4lang package repository
+[deps]   ${url:-does not serve this distribution ($(. /etc/os-release; echo "$ID $VERSION_ID"))}${url:+did not answer within ${P4_REPO_TIMEOUT} s}.
+[deps]   Install the packages ${P4_PACKAGES[*]} (see github.com/p4lang/p4c, "Installing packages"),
+[deps]   or build p4c and behavioral-model from source with --prefix=/opt/p4.
+[deps]   Until then make build / make run stop, and the tests that need them are skipped.
+WARN
+}
+
+install_debian_packages "${DEBIAN_PACKAGES[@]}"
+install_python_packages
+install_rust_crates
+install_toolchain
+say "done"
