@@ -71,21 +71,24 @@ class Bmv2ThriftDriver:
             self.close()
             raise SwitchUnavailable(f"{self}: {what}: {e}") from e
 
+    def read_register(self, name: str) -> list[int]:
+        """A whole register array in one round trip."""
+        return self._call(f"read {name}", self._std.bm_register_read_all, CONTEXT, name)
+
+    def write_register(self, name: str, index: int, value: int) -> None:
+        self._call(f"write {name}[{index}]", self._std.bm_register_write, CONTEXT, name, index, value)
+
     def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
-        arrays = {name: self._call(f"read {name}", self._std.bm_register_read_all, CONTEXT, name)
-                  for name in (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)}
+        arrays = {name: self.read_register(name) for name in (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)}
         return {p: PortCounters(input_bytes=arrays[dp.REG_INPUT_BYTES][p],
                                 rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
                                 rtt_count=arrays[dp.REG_RTT_COUNT][p],
                                 queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
                 for p in ports}
 
-    def read_rates_kbps(self) -> list[int]:
-        return self._call("read rates", self._std.bm_register_read_all, CONTEXT, dp.REG_RATE)
-
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
         for port, kbps in rates.items():
-            self._call(f"write R[{port}]", self._std.bm_register_write, CONTEXT, dp.REG_RATE, port, kbps)
+            self.write_register(dp.REG_RATE, port, kbps)
 
     def install_routes(self, routes: list[Route]) -> None:
         self._call("clear routes", self._std.bm_mt_clear_entries, CONTEXT, dp.TABLE_ROUTING_V4, False)
@@ -99,6 +102,6 @@ class Bmv2ThriftDriver:
                        dp.TABLE_ROUTING_V4, key, dp.ACTION_SET_NEXT_HOP, data, BmAddEntryOptions())
 
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None:
+        """rate_pps None: unshaped (bmv2 reads a rate of 0 as no limit)."""
         self._call(f"queue depth of port {port}", self._sswitch.set_egress_queue_depth, port, depth_pkts)
-        if rate_pps is not None:
-            self._call(f"queue rate of port {port}", self._sswitch.set_egress_queue_rate, port, rate_pps)
+        self._call(f"queue rate of port {port}", self._sswitch.set_egress_queue_rate, port, rate_pps or 0)

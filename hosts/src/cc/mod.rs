@@ -1,0 +1,268 @@
+//! Rate controllers: one interface, one module each.
+//!
+//! The shared driver (`crate::sender`) owns everything that is not the
+//! algorithm: pacing, the handshake, loss detection, retransmission, RTT
+//! estimation and the monitor-interval (MI) bookkeeping. A controller sees
+//! only typed inputs: the SYNACK's rate, the echoed rate of every ACK, and
+//! one [`MiReport`] per monitor interval, in MI order, once every packet sent
+//! in that interval is known to be acknowledged or lost. It answers with the
+//! plan of the next MI (target rate, length) or, for RCP, a new rate at once.
+//!
+//! All rates are kb/s of Ethernet frames (`docs/protocol.md`, "Units").
+
+pub mod allegro;
+pub mod fixed;
+pub mod rcp;
+pub mod utility;
+pub mod vivace;
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+/// What the driver knows about the path when it asks a controller something.
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx {
+    /// Smoothed RTT (s).
+    pub srtt_s: f64,
+    /// Smallest RTT seen (s).
+    pub min_rtt_s: f64,
+    /// Frame bytes of a full-size DATA packet.
+    pub frame_bytes: usize,
+    /// Bounds every rate is clamped to.
+    pub min_rate_kbps: f64,
+    pub max_rate_kbps: f64,
+}
+
+impl Ctx {
+    pub fn clamp(&self, rate_kbps: f64) -> f64 {
+        if rate_kbps.is_nan() {
+            return self.min_rate_kbps;
+        }
+        rate_kbps.clamp(self.min_rate_kbps, self.max_rate_kbps)
+    }
+    /// Seconds to send `n` full-size packets at `rate_kbps`.
+    pub fn time_for_packets(&self, n: f64, rate_kbps: f64) -> f64 {
+        n * self.frame_bytes as f64 * 8.0 / (rate_kbps.max(1e-3) * 1000.0)
+    }
+    /// Rate of `n` full-size packets per smoothed RTT (kb/s).
+    pub fn packets_per_rtt(&self, n: f64) -> f64 {
+        n * self.frame_bytes as f64 * 8.0 / self.srtt_s.max(1e-6) / 1000.0
+    }
+}
+
+/// The plan of one monitor interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MiPlan {
+    /// Target sending rate during the interval (kb/s).
+    pub rate_kbps: f64,
+    /// Length of the interval (s).
+    pub duration_s: f64,
+    /// Does the controller need this interval's result (an experiment), or is
+    /// it filler while results are outstanding? The driver may end a filler
+    /// interval early when the controller's plan changes.
+    pub useful: bool,
+}
+
+/// Everything measured about one monitor interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MiReport {
+    pub id: u64,
+    /// The interval's target rate (kb/s).
+    pub rate_kbps: f64,
+    /// Actual length (s): from its start until the next interval started.
+    pub duration_s: f64,
+    pub sent_pkts: u32,
+    pub acked_pkts: u32,
+    pub lost_pkts: u32,
+    /// Frame bits sent / duration (kb/s): the achieved sending rate x.
+    pub send_kbps: f64,
+    /// Frame bits of the packets acknowledged / duration (kb/s): throughput T.
+    pub throughput_kbps: f64,
+    /// lost_pkts / sent_pkts (0 when nothing was sent).
+    pub loss: f64,
+    /// Mean RTT of the acknowledged packets (s).
+    pub avg_rtt_s: f64,
+    /// Slope of RTT over send time (s/s) by least squares over the
+    /// acknowledged packets of the interval; 0 with fewer than 2 samples.
+    pub rtt_gradient: f64,
+    /// The sender ran out of data during the interval.
+    pub app_limited: bool,
+}
+
+/// One per flow. See the module documentation for the calling order.
+pub trait RateController: Send {
+    /// Handshake done: the SYNACK echoed `feedback_kbps`. Returns the rate
+    /// to pace at until the first MI plan.
+    fn start(&mut self, feedback_kbps: u32, ctx: &Ctx) -> f64;
+    /// Interval `id` starts now (ids count up from 0 with no gaps).
+    fn next_mi(&mut self, id: u64, ctx: &Ctx) -> MiPlan;
+    /// The result of interval `id`. Returns true if the controller's plan
+    /// changed and the current interval should end now.
+    fn on_mi(&mut self, r: &MiReport, ctx: &Ctx) -> bool;
+    /// The rate echoed by an ACK (the minimum the routers stamped). Returns a
+    /// new pacing rate to apply at once, if any.
+    fn on_feedback(&mut self, _feedback_kbps: u32, _ctx: &Ctx) -> Option<f64> {
+        None
+    }
+    /// Interval `id` still has packets unaccounted for long after it ended
+    /// (Vivace's MI timeout). Returns a rate to apply at once, if any; the
+    /// interval's report still arrives later.
+    fn on_mi_timeout(&mut self, _id: u64, _ctx: &Ctx) -> Option<f64> {
+        None
+    }
+    /// What DATA packets carry in `rate_kbps` when pacing at `pacing_kbps`.
+    fn asked_kbps(&self, pacing_kbps: f64) -> f64 {
+        pacing_kbps
+    }
+    /// Short state name (for traces).
+    fn state(&self) -> &'static str;
+}
+
+/// A congestion-control choice from the command line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcSpec {
+    Rcp,
+    Allegro,
+    /// `vivace`, `vivace-loss`, `vivace-latency` (see `vivace::Params`).
+    Vivace(vivace::Variant),
+    /// `fixed:RATE`, in kb/s.
+    Fixed(f64),
+    /// Kernel TCP with an optional congestion control name (`tcp:bbr`);
+    /// CUBIC when none is given.
+    Tcp(Option<String>),
+}
+
+impl CcSpec {
+    pub fn parse(s: &str) -> Result<CcSpec, String> {
+        let lower = s.trim().to_ascii_lowercase();
+        let (head, arg) = match lower.split_once(':') {
+            Some((h, a)) => (h.to_string(), Some(a.to_string())),
+            None => (lower.clone(), None),
+        };
+        let no_arg = |spec: CcSpec| -> Result<CcSpec, String> {
+            match &arg {
+                Some(_) => Err(format!("--cc {s}: '{head}' takes no argument")),
+                None => Ok(spec),
+            }
+        };
+        match head.as_str() {
+            "rcp" => no_arg(CcSpec::Rcp),
+            "allegro" => no_arg(CcSpec::Allegro),
+            "vivace" => no_arg(CcSpec::Vivace(vivace::Variant::Default)),
+            "vivace-loss" => no_arg(CcSpec::Vivace(vivace::Variant::Loss)),
+            "vivace-latency" => no_arg(CcSpec::Vivace(vivace::Variant::Latency)),
+            "fixed" => {
+                let a = arg.ok_or_else(|| format!("--cc {s}: fixed needs a rate, e.g. fixed:10mbit"))?;
+                Ok(CcSpec::Fixed(crate::units::parse_rate_kbps(&a)?))
+            }
+            "tcp" => match arg {
+                None => Ok(CcSpec::Tcp(None)),
+                Some(a) if !a.is_empty() && a.len() < 16 && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                    Ok(CcSpec::Tcp(Some(a)))
+                }
+                Some(a) => Err(format!("--cc {s}: bad TCP congestion control name '{a}'")),
+            },
+            _ => Err(format!(
+                "unknown --cc '{s}' (use rcp, allegro, vivace, vivace-loss, vivace-latency, fixed:RATE, tcp or tcp:ALGO)"
+            )),
+        }
+    }
+
+    /// The name written into records.
+    pub fn name(&self) -> String {
+        match self {
+            CcSpec::Rcp => "rcp".into(),
+            CcSpec::Allegro => "allegro".into(),
+            CcSpec::Vivace(v) => v.name().into(),
+            CcSpec::Fixed(_) => "fixed".into(),
+            CcSpec::Tcp(None) => "tcp".into(),
+            CcSpec::Tcp(Some(a)) => format!("tcp:{a}"),
+        }
+    }
+
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, CcSpec::Tcp(_))
+    }
+
+    /// Build the controller of one UDP flow; `seed` drives its randomness
+    /// (Allegro's trial order and MI lengths, Vivace's probe order).
+    /// `max_rate_kbps` is what RCP asks the routers for.
+    pub fn build(&self, seed: u64, max_rate_kbps: f64) -> Option<Box<dyn RateController>> {
+        let rng = SmallRng::seed_from_u64(seed);
+        Some(match self {
+            CcSpec::Rcp => Box::new(rcp::Rcp::new(max_rate_kbps)),
+            CcSpec::Allegro => Box::new(allegro::Allegro::new(allegro::Params::default(), rng)),
+            CcSpec::Vivace(v) => Box::new(vivace::Vivace::new(vivace::Params::of(*v), rng)),
+            CcSpec::Fixed(r) => Box::new(fixed::Fixed::new(*r)),
+            CcSpec::Tcp(_) => return None,
+        })
+    }
+}
+
+/// Length of an interval of `rtts` smoothed RTTs that holds at least
+/// `min_pkts` packets at `rate_kbps`.
+pub fn mi_length(ctx: &Ctx, rtts: f64, rate_kbps: f64, min_pkts: f64) -> f64 {
+    (rtts * ctx.srtt_s).max(ctx.time_for_packets(min_pkts, rate_kbps))
+}
+
+#[cfg(test)]
+pub(crate) fn test_ctx() -> Ctx {
+    // 30 ms RTT, 1078-byte frames (1000 bytes of data), 100 kb/s .. 1 Gb/s.
+    Ctx { srtt_s: 0.030, min_rtt_s: 0.030, frame_bytes: 1078, min_rate_kbps: 100.0, max_rate_kbps: 1_000_000.0 }
+}
+
+/// A report of an interval at `rate` with utility-relevant fields set.
+#[cfg(test)]
+pub(crate) fn report(id: u64, rate: f64, loss: f64) -> MiReport {
+    MiReport {
+        id,
+        rate_kbps: rate,
+        duration_s: 0.06,
+        sent_pkts: 100,
+        acked_pkts: (100.0 * (1.0 - loss)) as u32,
+        lost_pkts: (100.0 * loss) as u32,
+        send_kbps: rate,
+        throughput_kbps: rate * (1.0 - loss),
+        loss,
+        avg_rtt_s: 0.03,
+        rtt_gradient: 0.0,
+        app_limited: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_specs() {
+        assert_eq!(CcSpec::parse("rcp"), Ok(CcSpec::Rcp));
+        assert_eq!(CcSpec::parse("Allegro"), Ok(CcSpec::Allegro));
+        assert_eq!(CcSpec::parse("vivace-loss"), Ok(CcSpec::Vivace(vivace::Variant::Loss)));
+        assert_eq!(CcSpec::parse("fixed:10mbit"), Ok(CcSpec::Fixed(10_000.0)));
+        assert_eq!(CcSpec::parse("tcp"), Ok(CcSpec::Tcp(None)));
+        assert_eq!(CcSpec::parse("tcp:bbr"), Ok(CcSpec::Tcp(Some("bbr".into()))));
+        assert!(CcSpec::parse("fixed").is_err());
+        assert!(CcSpec::parse("fixed:10").is_err());
+        assert!(CcSpec::parse("rcp:1").is_err());
+        assert!(CcSpec::parse("tcp:a b").is_err());
+        assert!(CcSpec::parse("reno").is_err());
+        assert_eq!(CcSpec::parse("tcp:reno").unwrap().name(), "tcp:reno");
+        assert!(CcSpec::Tcp(None).build(1, 1e6).is_none());
+        assert!(CcSpec::Vivace(vivace::Variant::Latency).build(1, 1e6).is_some());
+    }
+
+    #[test]
+    fn ctx_arithmetic() {
+        let c = test_ctx();
+        // 2 packets per 30 ms: 2 * 1078 * 8 bits / 0.03 s = 574.93 kb/s
+        assert!((c.packets_per_rtt(2.0) - 574.933).abs() < 0.01);
+        // 10 packets at 8624 kb/s (1000 pkt/s) take 10 ms
+        assert!((c.time_for_packets(10.0, 8624.0) - 0.010).abs() < 1e-12);
+        // 1.7 RTT = 51 ms beats 10 packets at 10 Mb/s (8.6 ms)
+        assert!((mi_length(&c, 1.7, 10_000.0, 10.0) - 0.051).abs() < 1e-12);
+        assert_eq!(c.clamp(1.0), 100.0);
+        assert_eq!(c.clamp(f64::NAN), 100.0);
+        assert_eq!(c.clamp(2e6), 1e6);
+    }
+}

@@ -1,0 +1,92 @@
+"""Start and stop one simple_switch process, waiting on real readiness."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.driver import SwitchUnavailable
+from p4rcp.toolchain import require_tool
+
+
+class SwitchFailed(RuntimeError):
+    pass
+
+
+class SimpleSwitch:
+    """simple_switch with the given program and ports; Thrift on 127.0.0.1.
+
+    ``interfaces`` maps port numbers to Linux interface names. Logging and
+    pcap are off unless a path is given.
+    """
+
+    def __init__(self, json_path: str | Path, interfaces: dict[int, str], thrift_port: int, *,
+                 device_id: int = 0, log_file: str | Path | None = None, pcap_dir: str | Path | None = None,
+                 extra_args: tuple[str, ...] = ()):
+        self.json_path, self.interfaces, self.thrift_port = Path(json_path), interfaces, thrift_port
+        self.device_id, self.log_file, self.pcap_dir, self.extra_args = device_id, log_file, pcap_dir, extra_args
+        self.process: subprocess.Popen | None = None
+
+    def command(self) -> list[str]:
+        cmd = [require_tool("simple_switch"), "--device-id", str(self.device_id),
+               "--thrift-port", str(self.thrift_port)]
+        for number, iface in sorted(self.interfaces.items()):
+            cmd += ["-i", f"{number}@{iface}"]
+        if self.log_file:
+            cmd += ["--log-file", str(self.log_file), "--log-flush"]
+        if self.pcap_dir:
+            cmd += ["--pcap", str(self.pcap_dir)]
+        return cmd + list(self.extra_args) + [str(self.json_path)]
+
+    def start(self, timeout_s: float = 15.0) -> "SimpleSwitch":
+        if not self.json_path.is_file():
+            raise SwitchFailed(f"{self.json_path} does not exist: run 'make build'")
+        # stderr to a file, never a pipe: an unread pipe would stall the switch.
+        self._stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=self._stderr,
+                                        start_new_session=True)
+        self.wait_ready(timeout_s)
+        return self
+
+    def wait_ready(self, timeout_s: float) -> None:
+        """Ready when its Thrift server answers a real request."""
+        driver = Bmv2ThriftDriver(self.thrift_port)
+        end = time.monotonic() + timeout_s
+        while True:
+            if self.process.poll() is not None:
+                self._stderr.seek(0)
+                err = self._stderr.read().decode(errors="replace").strip()
+                raise SwitchFailed(f"simple_switch exited with {self.process.returncode}: {err}")
+            try:
+                driver.connect()
+                driver.close()
+                return
+            except SwitchUnavailable:
+                if time.monotonic() > end:
+                    self.stop()
+                    raise SwitchFailed(f"simple_switch did not answer on Thrift port {self.thrift_port} "
+                                       f"within {timeout_s} s")
+                time.sleep(0.05)
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+    def __enter__(self) -> "SimpleSwitch":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

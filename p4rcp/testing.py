@@ -1,0 +1,24 @@
+"""pytest helpers shared by the test suites: loud skips when the toolchain or root is missing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from p4rcp.toolchain import INSTALL_HINT, TOOLCHAIN_DIR, missing_tools
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_JSON = ROOT / "build" / "p4rcp.json"
+
+
+def require_toolchain(*tools: str) -> None:
+    """Skip the calling test, naming what is missing, unless the tools, root and the build are there."""
+    missing = missing_tools(*tools)
+    if missing:
+        pytest.skip(f"SKIPPED: needs {', '.join(missing)} (not on PATH or in {TOOLCHAIN_DIR}); {INSTALL_HINT}")
+    if os.geteuid() != 0:
+        pytest.skip("SKIPPED: needs root (veth pairs, simple_switch on raw interfaces)")
+    if not BUILD_JSON.is_file():
+        pytest.fail(f"{BUILD_JSON} is missing although p4c is installed: run 'make build'")

@@ -1,0 +1,24 @@
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from p4rcp.protocol import ACK, RCP, RCP_HEADER_LEN, RCP_UDP_PORT, SYN
+
+
+def test_header_is_16_bytes_in_network_order():
+    raw = bytes(RCP(type=SYN, flags=0, rate_kbps=0x01020304, rtt_us=0x0A0B0C0D, feedback_kbps=7))
+    assert len(raw) == RCP_HEADER_LEN
+    assert raw == bytes.fromhex("12 00 0000 01020304 0a0b0c0d 00000007")
+
+
+def test_bound_to_port_6577_both_ways():
+    for sport, dport in ((40000, RCP_UDP_PORT), (RCP_UDP_PORT, 40000)):
+        frame = bytes(Ether() / IP() / UDP(sport=sport, dport=dport) / RCP(type=ACK, feedback_kbps=5) / b"tail")
+        pkt = Ether(frame)
+        assert pkt.haslayer(RCP)
+        assert pkt[RCP].type == ACK and pkt[RCP].feedback_kbps == 5
+        assert bytes(pkt[RCP].payload) == b"tail"
+
+
+def test_other_ports_are_not_rcp():
+    pkt = Ether(bytes(Ether() / IP() / UDP(sport=1, dport=2) / bytes(RCP())))
+    assert not pkt.haslayer(RCP)

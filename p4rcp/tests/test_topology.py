@@ -1,0 +1,58 @@
+import pytest
+
+from p4rcp.topology import TopologyError, build_topology, load_topology
+from p4rcp.testing import ROOT
+
+
+def test_dumbbell_expands_hosts_ports_and_capacity():
+    t = build_topology({"kind": "dumbbell", "pairs": 3, "rtt_ms": [20, 40, 60], "bottleneck_mbps": 10,
+                        "data_frame_bytes": 1000})
+    assert t.senders == ["h1", "h2", "h3"] and t.receivers == ["r1", "r2", "r3"]
+    assert [t.hosts[h].delay_ms for h in t.senders] == [10, 20, 30]
+    s1 = t.switch("s1")
+    [bottleneck] = s1.rcp_ports
+    assert bottleneck.peer == "s2" and bottleneck.queue_rate_pps == 1250
+    assert bottleneck.capacity_bps == 10e6
+    assert len({h.ip for h in t.hosts.values()}) == 6
+    assert len({p.mac for s in t.switches.values() for p in s.ports.values()}) == 8
+
+
+def test_routes_follow_shortest_paths_with_next_hop_macs():
+    t = build_topology({"kind": "parking_lot", "bottlenecks": 2, "bottleneck_mbps": 10})
+    s1, s2 = t.switch("s1"), t.switch("s2")
+    routes = {r.prefix: r for r in t.routes("s1")}
+    r_long = t.hosts["r_long"]
+    to_s2 = next(p for p in s1.ports.values() if p.peer == "s2")
+    s2_back = next(p for p in s2.ports.values() if p.peer == "s1")
+    assert routes[f"{r_long.ip}/32"].port == to_s2.number
+    assert routes[f"{r_long.ip}/32"].dst_mac == s2_back.mac
+    h_long = t.hosts["h_long"]
+    assert routes[f"{h_long.ip}/32"].port == h_long.port and routes[f"{h_long.ip}/32"].dst_mac == h_long.mac
+    assert len(routes) == len(t.hosts)
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"kind": "ring"}, "kind must be one of"),
+    ({"kind": "dumbbell", "pairs": 0, "bottleneck_mbps": 10}, "pairs must be a positive integer"),
+    ({"kind": "dumbbell", "pairs": 2, "rtt_ms": [10], "bottleneck_mbps": 10}, "rtt_ms needs 2"),
+    ({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": -1}, "bottleneck_mbps must be a positive"),
+])
+def test_bad_topologies_are_explained(params, message):
+    with pytest.raises(TopologyError, match=message):
+        build_topology(params)
+
+
+def test_missing_and_broken_files(tmp_path):
+    with pytest.raises(TopologyError, match="does not exist"):
+        load_topology(tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("kind = ")
+    with pytest.raises(TopologyError, match="bad.toml"):
+        load_topology(bad)
+
+
+def test_shipped_topologies_load():
+    files = sorted((ROOT / "topo" / "topologies").glob("*.toml"))
+    assert files, "no topology files shipped"
+    for f in files:
+        assert load_topology(f).switches

@@ -1,0 +1,29 @@
+"""Find the P4 toolchain: on PATH first, then under /opt/p4/bin."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+TOOLCHAIN_DIR = "/opt/p4/bin"
+INSTALL_HINT = ("install the p4lang-p4c and p4lang-bmv2 packages ('make deps' says how), "
+                f"or put the binaries on PATH or in {TOOLCHAIN_DIR}")
+
+
+class ToolchainMissing(RuntimeError):
+    pass
+
+
+def find_tool(name: str) -> str | None:
+    return shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", ""), TOOLCHAIN_DIR]))
+
+
+def require_tool(name: str) -> str:
+    path = find_tool(name)
+    if path is None:
+        raise ToolchainMissing(f"{name} not found on PATH or in {TOOLCHAIN_DIR}: {INSTALL_HINT}")
+    return path
+
+
+def missing_tools(*names: str) -> list[str]:
+    return [n for n in names if find_tool(n) is None]

@@ -1,0 +1,44 @@
+"""make ptf: veth pairs + simple_switch + ptf, always torn down.
+
+python -m ptf_tests.run [--json build/p4rcp.json] [TEST ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from p4rcp.bmv2 import SimpleSwitch
+from p4rcp.toolchain import require_tool
+from p4rcp.veth import VethPairs, free_tcp_port
+
+ROOT = Path(__file__).resolve().parent.parent
+NUM_PORTS = 4
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ptf_tests.run")
+    ap.add_argument("--json", default=str(ROOT / "build" / "p4rcp.json"))
+    ap.add_argument("--switch-log", help="simple_switch log file (off by default)")
+    ap.add_argument("tests", nargs="*", help="PTF test names (default: all)")
+    args = ap.parse_args(argv)
+
+    ptf = Path(sys.executable).with_name("ptf")
+    require_tool("simple_switch")
+    thrift_port = free_tcp_port()
+    with VethPairs(NUM_PORTS, tag="pt") as veths, \
+         SimpleSwitch(args.json, dict(enumerate(veths.switch_side)), thrift_port, log_file=args.switch_log):
+        cmd = [str(ptf), "--test-dir", str(ROOT / "ptf_tests" / "tests"),
+               "--log-file", str(ROOT / "build" / "ptf.log"),
+               "--test-params", f"thrift_port={thrift_port}"]
+        for port, iface in enumerate(veths.host_side):
+            cmd += ["--interface", f"{port}@{iface}"]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        return subprocess.run(cmd + args.tests, env=env, cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

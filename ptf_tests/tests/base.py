@@ -1,0 +1,112 @@
+"""Shared PTF plumbing: the switch over Thrift, the routes, packet builders.
+
+Port i of the switch leads to subnet 10.0.i.0/24 (next hop MAC HOST_MAC[i]).
+Every test starts with R = 0 on every port and leaves it so; counters are
+monotonic, so tests assert deltas between snapshots, on every port.
+"""
+
+import copy
+
+import ptf
+from ptf import testutils
+from ptf.base_tests import BaseTest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from p4rcp import dataplane as dp
+from p4rcp.protocol import DATA, RCP, RCP_UDP_PORT
+from p4rcp.topology import Route
+
+PORTS = (0, 1, 2, 3)
+SWITCH_MAC = {p: f"00:aa:00:00:00:0{p}" for p in PORTS}
+HOST_MAC = {p: f"00:00:00:00:00:0{p}" for p in PORTS}
+ROUTES = [Route(f"10.0.{p}.0/24", p, SWITCH_MAC[p], HOST_MAC[p]) for p in PORTS]
+REGISTERS = (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH, dp.REG_RATE)
+
+
+def host_ip(port, n=2):
+    return f"10.0.{port}.{n}"
+
+
+def udp_packet(in_port=0, out_port=2, sport=40000, dport=RCP_UDP_PORT, payload=b"p4rcp" * 20, ttl=64, **udp):
+    return (Ether(src=HOST_MAC[in_port], dst=SWITCH_MAC[in_port])
+            / IP(src=host_ip(in_port), dst=host_ip(out_port), ttl=ttl, id=1)
+            / UDP(sport=sport, dport=dport, **udp) / Raw(payload))
+
+
+def rcp_packet(in_port=0, out_port=2, type=DATA, rate_kbps=8000, rtt_us=30000, feedback_kbps=0,
+               payload=b"p4rcp" * 20, **kw):
+    pkt = udp_packet(in_port, out_port, payload=b"", **kw)
+    pkt[UDP].remove_payload()
+    return pkt / RCP(type=type, rate_kbps=rate_kbps, rtt_us=rtt_us, feedback_kbps=feedback_kbps) / Raw(payload)
+
+
+def routed(pkt, out_port, **rcp_fields):
+    """What pkt looks like after the router: next-hop MACs, TTL - 1, new IPv4
+    checksum; RCP fields changed as given, with Scapy's UDP checksum (the
+    ground truth) unless the datagram carried none."""
+    exp = copy.deepcopy(pkt)
+    exp[Ether].src, exp[Ether].dst = SWITCH_MAC[out_port], HOST_MAC[out_port]
+    exp[IP].ttl -= 1
+    exp[IP].chksum = None
+    if rcp_fields:
+        for name, value in rcp_fields.items():
+            setattr(exp[RCP], name, value)
+        if exp[UDP].chksum != 0:
+            exp[UDP].chksum = None
+    return Ether(bytes(exp))
+
+
+class RcpTest(BaseTest):
+    def setUp(self):
+        BaseTest.setUp(self)
+        self.dataplane = ptf.dataplane_instance
+        self.dataplane.flush()
+        self.switch = Bmv2ThriftDriver(int(testutils.test_param_get("thrift_port")))
+        self.switch.connect()
+        self.switch.install_routes(ROUTES)
+        self.set_rates({p: 0 for p in PORTS})
+
+    def tearDown(self):
+        self.set_rates({p: 0 for p in PORTS})
+        self.switch.close()
+        BaseTest.tearDown(self)
+
+    def set_rates(self, rates_kbps):
+        self.switch.write_rates_kbps(rates_kbps)
+
+    def snapshot(self):
+        return {name: self.switch.read_register(name) for name in REGISTERS}
+
+    def send(self, port, pkt):
+        testutils.send_packet(self, port, pkt)
+
+    def assert_counter_deltas(self, before, after, expected):
+        """expected: {(register, port): delta}; every other counter cell of
+        every port must be unchanged."""
+        for name in dp.COUNTER_REGISTERS:
+            for port, (old, new) in enumerate(zip(before[name], after[name])):
+                want = expected.get((name, port), 0)
+                self.assertEqual(new - old, want, f"{name}[{port}] changed by {new - old}, expected {want}")
+
+    def forward_and_check(self, pkt, out_port, expected_pkt, rtt_us=None):
+        """Send pkt in on port 0, expect expected_pkt on out_port only, and the
+        counters of out_port to move by the packet's length (+ the RTT sample)."""
+        before = self.snapshot()
+        self.send(0, pkt)
+        testutils.verify_packet(self, expected_pkt, out_port)
+        testutils.verify_no_other_packets(self)
+        deltas = {(dp.REG_INPUT_BYTES, out_port): len(pkt)}
+        if rtt_us is not None:
+            deltas[(dp.REG_RTT_SUM, out_port)] = rtt_us
+            deltas[(dp.REG_RTT_COUNT, out_port)] = 1
+        self.assert_counter_deltas(before, self.snapshot(), deltas)
+
+    def drop_and_check(self, pkt):
+        """pkt is dropped in ingress: no packet anywhere, no counter moves."""
+        before = self.snapshot()
+        self.send(0, pkt)
+        testutils.verify_no_other_packets(self)
+        self.assert_counter_deltas(before, self.snapshot(), {})
