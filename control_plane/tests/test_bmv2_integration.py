@@ -1,0 +1,133 @@
+"""The control loop against a real simple_switch running the data plane.
+
+One switch, two ports: traffic enters on port 0 and leaves through port 1,
+whose queue is shaped to QUEUE_PPS with set_queue_rate, so the queue forms
+where the P4 program sees it.
+"""
+
+import socket
+import threading
+import time
+
+import pytest
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.driver import SwitchUnavailable
+from control_plane.loop import ControlLoop, RcpParams
+from p4rcp import dataplane as dp
+from p4rcp.bmv2 import SimpleSwitch
+from p4rcp.protocol import RCP
+from p4rcp.testing import BUILD_JSON, require_toolchain
+from p4rcp.topology import Route, Switch, SwitchPort
+from p4rcp.veth import VethPairs, free_tcp_port
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+QUEUE_PPS = 200
+FRAME = 1000
+C = QUEUE_PPS * FRAME * 8
+RTT_US = 40_000
+
+
+def frame_bytes() -> bytes:
+    pkt = (Ether(src="00:00:00:00:00:01", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.1.2")
+           / UDP(sport=40000, dport=6577) / RCP(rate_kbps=10**6, rtt_us=RTT_US))
+    return bytes(pkt / bytes(FRAME - len(pkt)))
+
+
+class Sender(threading.Thread):
+    """Paces identical RCP frames into a veth at a settable packet rate."""
+
+    def __init__(self, iface):
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        self.sock.bind((iface, 0))
+        self.pps = 0.0
+        self.stop = threading.Event()
+
+    def run(self):
+        frame, next_send = frame_bytes(), time.monotonic()
+        while not self.stop.is_set():
+            if self.pps <= 0:
+                time.sleep(0.01)
+                next_send = time.monotonic()
+                continue
+            self.sock.send(frame)
+            next_send += 1.0 / self.pps
+            time.sleep(max(0.0, next_send - time.monotonic()))
+
+
+@pytest.fixture
+def network():
+    require_toolchain("simple_switch")
+    thrift_port = free_tcp_port()
+    with VethPairs(2, tag="ci") as veths:
+        switch = SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), thrift_port).start()
+        sender = Sender(veths.host_side[0])
+        sender.start()
+        try:
+            yield switch, sender, thrift_port
+        finally:
+            sender.stop.set()
+            sender.join(2)
+            switch.stop()
+
+
+def test_R_rises_falls_and_survives_a_restart(network):
+    switch, sender, thrift_port = network
+    topo_switch = Switch("s1", thrift_port, {
+        0: SwitchPort(0, "h0", "00:aa:00:00:00:00"),
+        1: SwitchPort(1, "h1", "00:aa:00:00:00:01", capacity_bps=C, queue_rate_pps=QUEUE_PPS, queue_depth_pkts=64)})
+    routes = [Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02"),
+              Route("10.0.0.0/24", 0, "00:aa:00:00:00:00", "00:00:00:00:00:01")]
+    records = []
+    loop = ControlLoop(topo_switch, routes, Bmv2ThriftDriver(thrift_port),
+                       RcpParams(queue_packet_bytes=FRAME, d0_init_s=0.04), emit=records.append)
+    stop = threading.Event()
+    thread = threading.Thread(target=loop.run, args=(stop, (0.05, 0.5)), daemon=True)
+    thread.start()
+    probe = Bmv2ThriftDriver(thrift_port)
+    try:
+        # Offered load at half of C: R climbs from 5% of C to the clamp gamma*C.
+        sender.pps = QUEUE_PPS / 2
+        _wait_for(lambda: loop.ports[1].R_bps >= 0.99 * C, 20, "R never rose to C under light load")
+        assert records[-1]["d0_s"] == pytest.approx(RTT_US / 1e6, rel=0.2)
+        assert records[-1]["y_bps"] == pytest.approx(C / 2, rel=0.3)
+
+        # Offered load at 1.5 C: a standing queue, y > C; R falls well below C.
+        sender.pps = QUEUE_PPS * 1.5
+        _wait_for(lambda: loop.ports[1].R_bps < 0.5 * C, 20, "R never fell under overload")
+        assert max(r["q_bytes"] for r in records[-50:]) > 10 * FRAME
+
+        # The switch dies and comes back empty: the loop re-installs routes, queues and R by itself.
+        sender.pps = QUEUE_PPS / 2
+        switch.stop()
+        time.sleep(1.0)
+        switch.start()
+        probe.connect()
+        _wait_for(lambda: _switch_programmed(probe), 20, "the loop did not re-program the restarted switch")
+        n = len(records)
+        _wait_for(lambda: len(records) > n + 50, 10, "the loop stopped producing intervals after the restart")
+        assert all(r["R_bps"] >= loop.params.R_min_bps for r in records)
+        assert probe.read_register(dp.REG_INPUT_BYTES)[1] > 0
+    finally:
+        stop.set()
+        thread.join(5)
+        probe.close()
+    assert not thread.is_alive()
+
+
+def _switch_programmed(probe) -> bool:
+    try:
+        return probe.read_register(dp.REG_RATE)[1] > 0 and probe.read_register(dp.REG_INPUT_BYTES)[1] > 0
+    except SwitchUnavailable:
+        probe.connect()
+        return False
+
+
+def _wait_for(cond, timeout, message):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(message)
+        time.sleep(0.05)
