@@ -78,6 +78,10 @@ class Bmv2ThriftDriver:
     def write_register(self, name: str, index: int, value: int) -> None:
         self._call(f"write {name}[{index}]", self._std.bm_register_write, CONTEXT, name, index, value)
 
+    def read_ingress_packets(self, port: int) -> int:
+        return self._call("read ingress packets", self._std.bm_counter_read, CONTEXT,
+                          dp.COUNTER_INGRESS_PACKETS, port).packets
+
     def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
         arrays = {name: self.read_register(name) for name in (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)}
         return {p: PortCounters(input_bytes=arrays[dp.REG_INPUT_BYTES][p],

@@ -14,6 +14,8 @@ COUNTER_REGISTERS = (REG_INPUT_BYTES, REG_RTT_SUM, REG_RTT_COUNT)
 COUNTER_BITS = 64          # width of the monotonic counters on v1model
 NUM_PORTS = 512
 
+COUNTER_INGRESS_PACKETS = "ingress_packets"   # counter extern, packets
+
 TABLE_ROUTING_V4 = "routing_v4"
 ACTION_SET_NEXT_HOP = "set_next_hop_routing_v4"
 ACTION_DROP = "drop_routing_v4"

@@ -1,1 +1,7 @@
-fn main(){}
+mod cc;
+mod pattern;
+mod rangeset;
+mod units;
+mod wire;
+
+fn main() {}

@@ -4,6 +4,11 @@
 
 #include "size.p4"
 
+// Frames the pipeline received per ingress port. Compared with the kernel's
+// count of frames delivered to the switch's interfaces, it tells the
+// experiments whether bmv2 dropped input for want of CPU.
+@name(".ingress_packets") counter(NUM_PORTS, CounterType.packets) ingress_packets;
+
 control Routing(inout headers_t hdr, inout standard_metadata_t std_meta) {
     @name(".drop_routing_v4")
     action drop_routing_v4() {
@@ -27,6 +32,7 @@ control Routing(inout headers_t hdr, inout standard_metadata_t std_meta) {
     }
 
     apply {
+        ingress_packets.count((bit<32>) std_meta.ingress_port);
         bool malformed = std_meta.parser_error != error.NoError || std_meta.checksum_error == 1;
         if (!hdr.ipv4.isValid() || malformed || hdr.ipv4.ttl <= 1) {
             mark_to_drop(std_meta);

@@ -1,0 +1,131 @@
+"""Build and tear down a Mininet network from a p4rcp Topology."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mininet.link import TCLink
+from mininet.net import Mininet
+from mininet.node import Host
+from mininet.topo import Topo
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.loop import ControlLoop, RcpParams
+from p4rcp.topology import Topology
+from topo.bmv2_switch import Bmv2Switch
+
+log = logging.getLogger("topo")
+
+
+class MininetTopo(Topo):
+    """Mininet's view of a p4rcp Topology: hosts, bmv2 switches, TCLinks."""
+
+    def build(self, topology: Topology, json_path: Path, log_dir: Path | None = None):
+        for sw in topology.switches.values():
+            self.addSwitch(sw.name, cls=Bmv2Switch, json_path=str(json_path), thrift_port=sw.thrift_port,
+                           device_id=sw.thrift_port - 9090,
+                           log_file=str(log_dir / f"{sw.name}.log") if log_dir else None)
+        for host in topology.hosts.values():
+            self.addHost(host.name, ip=f"{host.ip}/8", mac=host.mac)
+        for link in topology.links:
+            if link.a in topology.hosts:
+                # netem: delay on both directions; loss only on the host's egress.
+                host_side = {"delay": f"{link.delay_ms}ms"}
+                if link.loss_pct:
+                    host_side["loss"] = link.loss_pct
+                self.addLink(link.a, link.b, port2=link.b_port, cls=TCLink,
+                             params1=host_side, params2={"delay": f"{link.delay_ms}ms"})
+            else:
+                self.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port)
+
+
+@dataclass
+class Network:
+    """A running network: Mininet, its bmv2 switches and their control loops."""
+    topology: Topology
+    json_path: Path
+    out_dir: Path
+    rcp_params: dict = field(default_factory=dict)
+    net: Mininet | None = None
+    loops: dict[str, ControlLoop] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _threads: list[threading.Thread] = field(default_factory=list)
+    _logs: list = field(default_factory=list)
+
+    def start(self) -> "Network":
+        self.net = Mininet(topo=MininetTopo(self.topology, self.json_path, self.out_dir if self.rcp_params.get(
+            "switch_log") else None), host=Host, controller=None, autoSetMacs=False, build=False)
+        try:
+            self.net.build()
+            self.net.start()
+            for host in self.topology.hosts.values():
+                self._prepare_host(self.net.get(host.name))
+            for sw in self.topology.switches.values():
+                if sw.rcp_ports:
+                    self._start_control_plane(sw.name)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _prepare_host(self, node) -> None:
+        """Checksum offload off (bmv2 would forward partial checksums), no IPv6
+        chatter, static ARP: every other host is reached through the switch port's MAC."""
+        intf = node.defaultIntf().name
+        node.cmd(f"ethtool --offload {intf} rx off tx off sg off tso off gso off gro off >/dev/null 2>&1")
+        node.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        me = self.topology.hosts[node.name]
+        gateway_mac = self.topology.switches[me.switch].ports[me.port].mac
+        for other in self.topology.hosts.values():
+            if other.name != me.name:
+                node.cmd(f"ip neigh replace {other.ip} lladdr {gateway_mac} dev {intf} nud permanent")
+
+    def _start_control_plane(self, switch_name: str) -> None:
+        sw = self.topology.switch(switch_name)
+        params = RcpParams(**{k: v for k, v in self.rcp_params.items() if k != "switch_log"},
+                           queue_packet_bytes=self.topology.data_frame_bytes)
+        out = open(self.out_dir / f"control_{switch_name}.jsonl", "a", buffering=1)
+        self._logs.append(out)
+        loop = ControlLoop(sw, self.topology.routes(switch_name), Bmv2ThriftDriver(sw.thrift_port), params,
+                           emit=lambda record: out.write(json.dumps(record) + "\n"))
+        loop.resync()
+        thread = threading.Thread(target=loop.run, args=(self._stop,), name=f"cp-{switch_name}", daemon=True)
+        thread.start()
+        self.loops[switch_name], self._threads = loop, self._threads + [thread]
+
+    def host(self, name: str):
+        return self.net.get(name)
+
+    def switch_pids(self) -> dict[str, int]:
+        return {sw.name: sw.bmv2.pid for sw in self.net.switches if sw.bmv2 is not None}
+
+    def set_bottleneck(self, switch_name: str, port: int, rate_pps: int) -> None:
+        """Change a shaped link's rate: bmv2's queue and the control plane's C together."""
+        sw = self.topology.switch(switch_name)
+        sp = sw.ports[port]
+        sp.queue_rate_pps = rate_pps
+        sp.capacity_bps = rate_pps * self.topology.data_frame_bytes * 8.0
+        # Our own connection: the loop's Thrift client belongs to the loop's thread.
+        driver = Bmv2ThriftDriver(sw.thrift_port)
+        driver.connect()
+        try:
+            driver.set_queue(port, rate_pps, sp.queue_depth_pkts)
+        finally:
+            driver.close()
+        self.loops[switch_name].set_capacity(port, sp.capacity_bps)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(5)
+        for loop in self.loops.values():
+            loop.driver.close()
+        for out in self._logs:
+            out.close()
+        if self.net is not None:
+            self.net.stop()
+            self.net = None
