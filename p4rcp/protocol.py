@@ -13,7 +13,6 @@ RCP_VERSION = 1
 RCP_HEADER_LEN = 16
 # Valid RTT samples satisfy 0 < rtt_us <= RCP_MAX_RTT_US (p4src/shared/defines.p4).
 RCP_MAX_RTT_US = 10_000_000
-ETHERNET_HEADER_LEN = 14
 
 DATA, ACK, SYN, SYNACK, FIN, FINACK = range(6)
 RCP_TYPES = {DATA: "DATA", ACK: "ACK", SYN: "SYN", SYNACK: "SYNACK", FIN: "FIN", FINACK: "FINACK"}
@@ -38,8 +37,3 @@ class RCP(Packet):
 
 bind_layers(UDP, RCP, dport=RCP_UDP_PORT)
 bind_layers(UDP, RCP, sport=RCP_UDP_PORT)
-
-
-def frame_kbits(ip_total_len: int) -> float:
-    """Size of one frame in kilobits, in the unit of every RCP rate (docs/protocol.md)."""
-    return (ETHERNET_HEADER_LEN + ip_total_len) * 8 / 1000.0

@@ -14,7 +14,6 @@ a full data frame of the hosts' transport: exactly the shaped rate for data.
 
 from __future__ import annotations
 
-import ipaddress
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
@@ -95,6 +94,7 @@ class Topology:
     senders: list[str]
     receivers: list[str]
     params: dict
+    bottlenecks: list[tuple[str, int]]   # (switch, port) of each shaped link, in the senders' direction
 
     def switch(self, name: str) -> Switch:
         try:
@@ -151,6 +151,7 @@ class _Builder:
         self.links: list[Link] = []
         self.senders: list[str] = []
         self.receivers: list[str] = []
+        self.bottlenecks: list[tuple[str, int]] = []
 
     def switch(self, name: str) -> Switch:
         index = len(self.switches) + 1
@@ -185,11 +186,12 @@ class _Builder:
                     raise TopologyError(f"bottleneck rate {rate_mbps} Mb/s is below one packet per second")
                 port.queue_rate_pps = pps
                 port.capacity_bps = pps * self.data_frame_bytes * 8.0
+            self.bottlenecks.append((a.name, pa.number))
         self.links.append(Link(a.name, pa.number, b.name, pb.number, delay_ms, 0.0))
 
     def build(self) -> Topology:
         return Topology(self.name, self.kind, self.hosts, self.switches, self.links,
-                        self.data_frame_bytes, self.senders, self.receivers, self.params)
+                        self.data_frame_bytes, self.senders, self.receivers, self.params, self.bottlenecks)
 
 
 def _dumbbell(b: _Builder, p: dict) -> None:
@@ -268,8 +270,3 @@ def load_topology(path: str | Path, **overrides) -> Topology:
         raise TopologyError(f"topology file {path}: {e}") from None
     params.update(overrides)
     return build_topology(params, name=path.stem)
-
-
-def host_network(host: Host) -> str:
-    """The host's address with the /8 every topology uses (routes are /32)."""
-    return str(ipaddress.ip_interface(f"{host.ip}/8"))

@@ -77,6 +77,41 @@ impl RangeSet {
         out
     }
 
+    /// Remove `[s, e)`; returns how many bytes were in the set.
+    pub fn remove(&mut self, s: u64, e: u64) -> u64 {
+        if s >= e {
+            return 0;
+        }
+        let hit: Vec<(u64, u64)> = self
+            .map
+            .range(..e)
+            .rev()
+            .take_while(|&(_, &re)| re > s)
+            .map(|(&rs, &re)| (rs, re))
+            .collect();
+        let mut removed = 0;
+        for (rs, re) in hit {
+            self.map.remove(&rs);
+            removed += re.min(e) - rs.max(s);
+            if rs < s {
+                self.map.insert(rs, s);
+            }
+            if re > e {
+                self.map.insert(e, re);
+            }
+        }
+        removed
+    }
+
+    /// The first range, if any.
+    pub fn first(&self) -> Option<(u64, u64)> {
+        self.map.iter().next().map(|(&a, &b)| (a, b))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
     /// Remove everything below `x`.
     pub fn trim_below(&mut self, x: u64) {
         let below: Vec<(u64, u64)> = self.map.range(..x).map(|(&a, &b)| (a, b)).collect();
@@ -171,6 +206,13 @@ mod tests {
                 let miss: u64 = r.missing(qs, qe).iter().map(|(a, b)| b - a).sum();
                 let want = bits[qs as usize..qe as usize].iter().filter(|b| !**b).count() as u64;
                 assert_eq!(miss, want);
+                if rng.gen_bool(0.3) {
+                    let a = rng.gen_range(0..200u64);
+                    let b = rng.gen_range(a..=200u64);
+                    let had = bits[a as usize..b as usize].iter().filter(|b| **b).count() as u64;
+                    assert_eq!(r.remove(a, b), had);
+                    bits[a as usize..b as usize].iter_mut().for_each(|b| *b = false);
+                }
             }
             assert_eq!(r.total_bytes(), bits.iter().filter(|b| **b).count() as u64);
         }

@@ -1,0 +1,148 @@
+//! Per-flow JSON records and trace lines, one JSON object per line.
+
+use serde::Serialize;
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+/// One line per flow, written by `send` and `traffic` (all schemes, TCP too).
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    /// Position of the flow in a `traffic` run (0, 1, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    pub scheme: String,
+    pub dst: String,
+    /// Application bytes of the flow (for `--duration` flows: what was sent).
+    pub size_bytes: u64,
+    /// Wall-clock time of the SYN (UDP) or of connect() (TCP).
+    pub start_unix_s: f64,
+    /// Flow completion time (docs/protocol.md "Flow completion time"); null
+    /// if the flow did not complete.
+    pub fct_s: Option<f64>,
+    pub completed: bool,
+    /// The receiver reported that every byte matched the flow's pattern
+    /// (FINACK status; TCP: the confirmation); null if it never said.
+    pub verified: Option<bool>,
+    /// Retransmitted DATA packets (TCP: tcpi_total_retrans).
+    pub retransmissions: u64,
+    /// DATA packets sent, retransmissions included (TCP: segments out).
+    pub packets_sent: u64,
+    /// size_bytes * 8 / fct_s / 1000: application goodput over the FCT.
+    pub mean_rate_kbps: Option<f64>,
+    /// Frame bits of all DATA packets / time from first to last DATA (UDP).
+    pub send_rate_kbps: Option<f64>,
+    /// Rate echoed in the SYNACK (UDP).
+    pub synack_rate_kbps: Option<u32>,
+    pub min_rtt_ms: Option<f64>,
+    pub srtt_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One line per flow on the receiving side (`recv --out`).
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct RecvRecord {
+    pub role: &'static str,
+    pub flow_id: u32,
+    pub peer: String,
+    pub scheme: String,
+    pub transport: &'static str,
+    /// Size the sender announced (null: open-ended).
+    pub size_bytes: Option<u64>,
+    pub bytes_delivered: u64,
+    /// Every delivered byte matched the pattern, and no byte was delivered twice.
+    pub verified: bool,
+    /// All announced bytes delivered and the sender closed the flow.
+    pub completed: bool,
+    pub data_pkts: u64,
+    pub duplicate_pkts: u64,
+    pub start_unix_s: f64,
+    pub duration_s: f64,
+}
+
+/// A rate change or a periodic sample of one flow (`--trace FILE`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceLine {
+    pub flow_id: u32,
+    /// "rate" (the pacing rate changed), "sample" (periodic) or "mi" (a
+    /// monitor interval's result).
+    pub event: &'static str,
+    /// Seconds since the flow's SYN.
+    pub t_s: f64,
+    pub rate_kbps: f64,
+    pub srtt_ms: f64,
+    /// Loss rate of the latest monitor interval reported.
+    pub mi_loss: f64,
+    /// "sample": application bytes newly acknowledged / sample period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput_kbps: Option<f64>,
+    /// "sample": frame bits sent / sample period; "mi": the MI's send rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_kbps: Option<f64>,
+    /// "mi": the MI's throughput.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput_kbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_gradient: Option<f64>,
+    pub state: &'static str,
+}
+
+/// Where JSON lines go: stdout or a file opened for appending. Cloneable
+/// and shareable between threads; every line is flushed.
+#[derive(Clone)]
+pub struct Sink {
+    inner: Arc<Mutex<Box<dyn Write + Send>>>,
+}
+
+impl Sink {
+    pub fn stdout() -> Sink {
+        Sink { inner: Arc::new(Mutex::new(Box::new(io::stdout()))) }
+    }
+    pub fn append(path: &str) -> io::Result<Sink> {
+        let f = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Sink { inner: Arc::new(Mutex::new(Box::new(io::BufWriter::new(f)))) })
+    }
+    pub fn open(path: Option<&str>) -> Result<Sink, String> {
+        match path {
+            None | Some("-") => Ok(Sink::stdout()),
+            Some(p) => Sink::append(p).map_err(|e| format!("cannot open {p}: {e}")),
+        }
+    }
+    pub fn write<T: Serialize>(&self, v: &T) {
+        let line = match serde_json::to_string(v) {
+            Ok(l) => l,
+            Err(e) => format!("{{\"error\":\"record not serialisable: {e}\"}}"),
+        };
+        let mut w = match self.inner.lock() {
+            Ok(w) => w,
+            Err(p) => p.into_inner(),
+        };
+        let _ = writeln!(w, "{line}");
+        let _ = w.flush();
+    }
+    /// Like `write` without flushing (traces: many lines).
+    pub fn write_noflush<T: Serialize>(&self, v: &T) {
+        if let Ok(line) = serde_json::to_string(v) {
+            let mut w = match self.inner.lock() {
+                Ok(w) => w,
+                Err(p) => p.into_inner(),
+            };
+            let _ = writeln!(w, "{line}");
+        }
+    }
+    pub fn flush(&self) {
+        let mut w = match self.inner.lock() {
+            Ok(w) => w,
+            Err(p) => p.into_inner(),
+        };
+        let _ = w.flush();
+    }
+}
+
+/// Round to `digits` decimals (keeps records short and readable).
+pub fn round(x: f64, digits: i32) -> f64 {
+    let m = 10f64.powi(digits);
+    (x * m).round() / m
+}

@@ -1,0 +1,24 @@
+"""Command lines of the Rust host binary (hosts/, `p4rcp-host`), in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST_BINARY = ROOT / "hosts" / "target" / "release" / "p4rcp-host"
+
+
+def recv(out: Path) -> list[str]:
+    return [str(HOST_BINARY), "recv", "--out", str(out)]
+
+
+def long_flow(dst_ip: str, scheme: str, duration_s: float, out: Path, trace: Path) -> list[str]:
+    return [str(HOST_BINARY), "send", "--to", dst_ip, "--cc", scheme, "--duration", f"{duration_s:.3f}",
+            "--out", str(out), "--trace", str(trace)]
+
+
+def poisson(dst_ip: str, scheme: str, load: float, capacity_bps: float, sizes: str, duration_s: float,
+            seed: int, out: Path) -> list[str]:
+    return [str(HOST_BINARY), "traffic", "--to", dst_ip, "--cc", scheme, "--load", f"{load:.4f}",
+            "--capacity", f"{capacity_bps / 1e3:.0f}kbit", "--sizes", sizes, "--duration", f"{duration_s:.3f}",
+            "--seed", str(seed), "--out", str(out)]

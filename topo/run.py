@@ -1,0 +1,288 @@
+"""python -m topo.run EXPERIMENT [--schemes rcp,tcp] [--duration S] [--out DIR]
+
+Runs an experiment (or a suite such as `default`) for every scheme in
+Mininet with bmv2 switches, and writes results/EXPERIMENT/TIMESTAMP/: raw
+records per scheme, summary.md and PNG plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from p4rcp import dataplane as dp
+from p4rcp.testing import BUILD_JSON, ROOT
+from p4rcp.toolchain import ToolchainMissing, require_tool
+from topo import hosts
+from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, resolve, suite_members
+from topo.network import Network
+from topo.report import write_report
+
+# A run is INVALID when the machine, not the network, limited it.
+CPU_SATURATED_PCT = 95.0        # total CPU, all cores
+SWITCH_SATURATED_PCT = 95.0     # one simple_switch, of one core
+SATURATED_SAMPLE_SHARE = 0.10   # share of samples above those
+INPUT_DROP_SHARE = 0.001        # frames the kernel delivered but bmv2 never read
+GRACE_S = 20.0                  # for senders to finish after the last flow's end
+CPU_SAMPLE_S = 0.5
+
+
+@dataclass
+class RunDir:
+    root: Path
+
+    def flows(self, host: str) -> Path:
+        return self.root / f"flows_{host}.jsonl"
+
+    def trace(self, host: str) -> Path:
+        return self.root / f"trace_{host}.jsonl"
+
+    def recv(self, host: str) -> Path:
+        return self.root / f"recv_{host}.jsonl"
+
+
+@dataclass
+class Monitor:
+    """Samples CPU (total and per process) and tracks the processes it is told about."""
+    switch_pids: dict[str, int]
+    samples: list[dict] = field(default_factory=list)
+    host_pids: list[int] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> "Monitor":
+        psutil.cpu_percent()
+        self._procs = {name: psutil.Process(pid) for name, pid in self.switch_pids.items()}
+        for proc in self._procs.values():
+            proc.cpu_percent()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.wait(CPU_SAMPLE_S):
+            sample = {"time": time.time(), "total_pct": psutil.cpu_percent()}
+            for name, proc in self._procs.items():
+                try:
+                    sample[f"{name}_pct"] = proc.cpu_percent()
+                except psutil.Error:
+                    sample[f"{name}_pct"] = None
+            hosts_pct = 0.0
+            for pid in list(self.host_pids):
+                try:
+                    hosts_pct += psutil.Process(pid).cpu_percent(interval=None)
+                except psutil.Error:
+                    pass
+            sample["hosts_pct"] = hosts_pct
+            self.samples.append(sample)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(2)
+
+    def verdict(self) -> list[str]:
+        problems = []
+        n = len(self.samples)
+        if n == 0:
+            return problems
+        hot = sum(s["total_pct"] >= CPU_SATURATED_PCT for s in self.samples)
+        if hot / n > SATURATED_SAMPLE_SHARE:
+            problems.append(f"total CPU >= {CPU_SATURATED_PCT:.0f}% in {hot}/{n} samples")
+        for name in self.switch_pids:
+            busy = sum((s.get(f"{name}_pct") or 0) >= SWITCH_SATURATED_PCT for s in self.samples)
+            if busy / n > SATURATED_SAMPLE_SHARE:
+                problems.append(f"simple_switch {name} >= {SWITCH_SATURATED_PCT:.0f}% of a core in {busy}/{n} samples")
+        return problems
+
+
+def switch_input_counts(network: Network) -> dict[str, tuple[int, int]]:
+    """Per switch: (frames the kernel delivered to its interfaces, frames its pipeline counted)."""
+    counts = {}
+    for sw in network.topology.switches.values():
+        driver = Bmv2ThriftDriver(sw.thrift_port)
+        driver.connect()
+        try:
+            kernel = pipeline = 0
+            for port in sw.ports:
+                intf = f"{sw.name}-eth{port}"
+                kernel += int(Path(f"/sys/class/net/{intf}/statistics/rx_packets").read_text())
+                pipeline += driver.read_ingress_packets(port)
+        finally:
+            driver.close()
+        counts[sw.name] = (kernel, pipeline)
+    return counts
+
+
+def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> dict:
+    """One scheme, one sweep point: returns the run's metadata (validity, CPU, paths)."""
+    out.root.mkdir(parents=True, exist_ok=True)
+    topology = variant.topology
+    network = Network(topology, BUILD_JSON, out.root).start()
+    procs: list[subprocess.Popen] = []
+    meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme, "duration_s": exp.duration_s,
+            "load": variant.load, "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps
+                                                   for s, p in topology.bottlenecks},
+            "problems": []}
+    monitor = None
+    try:
+        receivers = sorted({f.receiver for f in [*exp.long_flows, *exp.poisson]})
+        for name in receivers:
+            procs.append(network.host(name).popen(hosts.recv(out.recv(name))))
+        time.sleep(0.5)
+        before = switch_input_counts(network)
+        monitor = Monitor(network.switch_pids()).start()
+        schedule = _schedule(exp, variant, scheme, out, topology)
+        base_C = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
+        t0 = time.monotonic()
+        senders = []
+        while True:
+            elapsed = time.monotonic() - t0
+            while schedule and schedule[0][0] <= elapsed:
+                _, what = schedule.pop(0)
+                if isinstance(what, float):        # a bandwidth event
+                    for (sw, port), pps in base_C.items():
+                        network.set_bottleneck(sw, port, max(1, round(pps * what)))
+                else:
+                    host, cmd = what
+                    proc = network.host(host).popen(cmd)
+                    senders.append(proc)
+                    procs.append(proc)
+                    monitor.host_pids.append(proc.pid)
+            running = sum(p.poll() is None for p in senders)
+            _progress(f"[{exp.name}{' ' + variant.label if variant.label else ''} {scheme}] "
+                      f"{min(elapsed, exp.duration_s):5.1f}/{exp.duration_s:.0f} s, senders running {running}, "
+                      f"cpu {monitor.samples[-1]['total_pct'] if monitor.samples else 0:3.0f}%")
+            if elapsed >= exp.duration_s and (not schedule) and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
+                break
+            time.sleep(0.2)
+        _progress("")
+        monitor.stop()
+        after = switch_input_counts(network)
+        for sw, (kernel_after, pipeline_after) in after.items():
+            delivered = kernel_after - before[sw][0]
+            lost = delivered - (pipeline_after - before[sw][1])
+            if delivered and lost > max(10, INPUT_DROP_SHARE * delivered):
+                meta["problems"].append(f"{sw}: bmv2 did not read {lost} of {delivered} frames (input overrun)")
+        meta["problems"] += monitor.verdict()
+        unfinished = [p.args[2] for p in senders if p.poll() is None]
+        if unfinished:
+            meta["problems"].append(f"{len(unfinished)} sender(s) still running {GRACE_S:.0f} s after the end")
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        network.stop()
+        if monitor is not None:
+            monitor.stop()
+            with open(out.root / "cpu.jsonl", "w") as f:
+                f.writelines(json.dumps(s) + "\n" for s in monitor.samples)
+    meta["valid"] = not meta["problems"]
+    (out.root / "run.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def _schedule(exp: Experiment, variant: Variant, scheme: str, out: RunDir, topology) -> list:
+    """(time, what) sorted: host commands to start, and bandwidth scales to apply."""
+    items = []
+    for flow in exp.long_flows:
+        stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
+        ip = topology.hosts[flow.receiver].ip
+        items.append((flow.start_s, (flow.sender, hosts.long_flow(ip, scheme, stop - flow.start_s,
+                                                                    out.flows(flow.sender), out.trace(flow.sender)))))
+    C = topology.switch(topology.bottlenecks[0][0]).ports[topology.bottlenecks[0][1]].capacity_bps
+    for i, src in enumerate(exp.poisson):
+        share = variant.load / len(exp.poisson)
+        ip = topology.hosts[src.receiver].ip
+        items.append((0.0, (src.sender, hosts.poisson(ip, scheme, share, C, src.sizes, exp.duration_s,
+                                                      seed=1000 + i, out=out.flows(src.sender)))))
+    items += [(e.at_s, e.bottleneck_scale) for e in exp.events]
+    return sorted(items, key=lambda item: item[0])
+
+
+def _progress(line: str) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + line.ljust(100))
+        if not line:
+            sys.stderr.write("\r")
+    elif line:
+        now = int(time.monotonic())
+        if now != getattr(_progress, "last", None) and now % 5 == 0:   # a line every 5 s in logs
+            sys.stderr.write(line + "\n")
+        _progress.last = now
+    sys.stderr.flush()
+
+
+def run_experiment(exp: Experiment, results: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    root = results / exp.name / stamp
+    runs = []
+    for variant in exp.variants():
+        for scheme in exp.schemes:
+            sub = root / (f"{variant.label}/" if variant.label else "") / scheme
+            runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub))))
+    summary = write_report(exp, root, runs)
+    print(summary)
+    return root
+
+
+def preflight() -> None:
+    require_tool("simple_switch")
+    if not BUILD_JSON.is_file():
+        raise ToolchainMissing(f"{BUILD_JSON} missing: run 'make build'")
+    if not hosts.HOST_BINARY.is_file():
+        raise ToolchainMissing(f"{hosts.HOST_BINARY} missing: run 'make hosts'")
+    busy = [p for p in range(9090, 9100) if _port_in_use(p)]
+    if busy:
+        raise RuntimeError(f"Thrift ports {busy} are in use: is another simple_switch running?")
+
+
+def _port_in_use(port: int) -> bool:
+    import socket
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m topo.run", description=__doc__.split("\n\n")[1])
+    ap.add_argument("experiment", help="name in topo/experiments (e.g. default, fct, convergence) or a .toml path")
+    ap.add_argument("--schemes", help="comma-separated subset, e.g. rcp,tcp")
+    ap.add_argument("--duration", type=float, help="override duration_s")
+    ap.add_argument("--out", default=str(ROOT / "results"))
+    args = ap.parse_args(argv)
+    try:
+        path = resolve(args.experiment)
+        members = suite_members(path) or [path]
+        schemes = args.schemes.split(",") if args.schemes else None
+        experiments = [load_experiment(m, schemes, args.duration) for m in members]
+        preflight()
+    except (ExperimentError, ToolchainMissing, RuntimeError) as e:
+        print(f"topo.run: {e}", file=sys.stderr)
+        return 2
+    # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        for exp in experiments:
+            root = run_experiment(exp, Path(args.out))
+            print(f"results: {root}")
+    except KeyboardInterrupt:
+        print("\ntopo.run: interrupted; network and processes cleaned up", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
