@@ -1,0 +1,120 @@
+"""make bench-dataplane: packets per second through simple_switch, p4rcp against
+the same program without RCP (routing only), same traffic, same run.
+
+Frames are RCP DATA packets that the RCP build stamps and samples (its worst
+case). A Python sender blasts them into port 0; the forwarding rate is read
+from the kernel's rx counter of the veth behind port 1, over the middle of
+the transfer. Rounds alternate between the two programs so that drift of a
+noisy machine hits both; the ratio of medians is the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from p4rcp.bmv2 import SimpleSwitch
+from p4rcp.protocol import RCP
+from p4rcp.testing import ROOT
+from p4rcp.topology import Route
+from p4rcp.veth import VethPairs, free_tcp_port
+
+PROGRAMS = {"plain": ROOT / "build" / "p4rcp_plain.json", "rcp": ROOT / "build" / "p4rcp.json"}
+TARGET_RATIO = 0.9
+
+
+def frame() -> bytes:
+    pkt = (Ether(src="00:00:00:00:00:01", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.1.2")
+           / UDP(sport=40000, dport=6577) / RCP(rate_kbps=10**6, rtt_us=40_000))
+    return bytes(pkt / bytes(1000 - len(pkt)))
+
+
+def rx_packets(iface: str) -> int:
+    return int(Path(f"/sys/class/net/{iface}/statistics/rx_packets").read_text())
+
+
+def one_round(json_path: Path, packets: int) -> float:
+    with VethPairs(2, tag="bd") as veths:
+        port = free_tcp_port()
+        with SimpleSwitch(json_path, dict(enumerate(veths.switch_side)), port):
+            driver = Bmv2ThriftDriver(port)
+            driver.connect()
+            driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
+            if "rcp_rate" in {r["name"] for r in _registers(json_path)}:
+                driver.write_rates_kbps({1: 5000})
+            driver.close()
+            out = veths.host_side[1]
+            samples: list[tuple[float, int]] = []
+            done = threading.Event()
+
+            def sample():
+                while not done.is_set():
+                    samples.append((time.monotonic(), rx_packets(out)))
+                    time.sleep(0.01)
+
+            sampler = threading.Thread(target=sample)
+            sampler.start()
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+            sock.bind((veths.host_side[0], 0))
+            data = frame()
+            for _ in range(packets):
+                try:
+                    sock.send(data)
+                except BlockingIOError:
+                    time.sleep(0.0001)
+            # Wait until the switch has drained what it accepted.
+            last = -1
+            while rx_packets(out) != last:
+                last = rx_packets(out)
+                time.sleep(0.3)
+            done.set()
+            sampler.join()
+            sock.close()
+    base = samples[0][1]
+    total = samples[-1][1] - base
+    window = [(t, n - base) for t, n in samples if 0.2 * total <= n - base <= 0.8 * total]
+    if total < packets * 0.05 or len(window) < 2:
+        raise RuntimeError(f"only {total} of {packets} packets came through")
+    (t1, n1), (t2, n2) = window[0], window[-1]
+    return (n2 - n1) / (t2 - t1)
+
+
+def _registers(json_path: Path) -> list[dict]:
+    return json.loads(json_path.read_text())["register_arrays"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ptf_tests.bench_dataplane")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--packets", type=int, default=60000)
+    args = ap.parse_args(argv)
+    for path in PROGRAMS.values():
+        if not path.is_file():
+            print(f"bench-dataplane: {path} missing: run 'make build build-plain'", file=sys.stderr)
+            return 2
+    results = {name: [] for name in PROGRAMS}
+    for r in range(args.rounds):
+        for name, path in PROGRAMS.items():
+            pps = one_round(path, args.packets)
+            results[name].append(pps)
+            print(f"round {r + 1}: {name:5s} {pps:8.0f} pkt/s", flush=True)
+    plain, rcp = (statistics.median(results[n]) for n in ("plain", "rcp"))
+    ratio = rcp / plain
+    print(f"\nrouting only (plain): {plain:8.0f} pkt/s (median of {args.rounds})")
+    print(f"p4rcp (RCP on):       {rcp:8.0f} pkt/s (median of {args.rounds})")
+    print(f"ratio rcp / plain:    {ratio:.3f}  target >= {TARGET_RATIO}: {'PASS' if ratio >= TARGET_RATIO else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Two RCP flows across a bmv2 dumbbell in Mininet: R converges to C/2, the link is full, the queue stays small,
+every byte arrives."""
+
+import statistics
+from pathlib import Path
+
+import pytest
+
+from p4rcp.testing import require_toolchain
+from topo import hosts
+from topo.experiment import load_experiment
+from topo.report import read_jsonl
+from topo.run import RunDir, run_scheme
+
+SETTLE_S = 5.0
+
+
+def test_two_rcp_flows_share_the_bottleneck(tmp_path):
+    require_toolchain("simple_switch")
+    if not hosts.HOST_BINARY.is_file():
+        pytest.fail(f"{hosts.HOST_BINARY} missing although the toolchain is there: run 'make hosts'")
+    exp = load_experiment(Path(__file__).with_name("e2e.toml"))
+    [variant] = exp.variants()
+    meta = run_scheme(exp, variant, "rcp", RunDir(tmp_path))
+    assert meta["valid"], f"run invalid: {meta['problems']}"
+
+    sw, port = variant.topology.bottlenecks[0]
+    control = [r for r in read_jsonl(tmp_path / f"control_{sw}.jsonl") if r["port"] == port]
+    C = control[0]["C_bps"]
+    steady = [r for r in control if r["time"] >= control[0]["time"] + SETTLE_S]
+    assert len(steady) > 100, "too few control intervals"
+    R = statistics.fmean(r["R_bps"] for r in steady)
+    utilisation = statistics.fmean(r["y_bps"] for r in steady) / C
+    queue_pkts = statistics.fmean(r["q_bytes"] for r in steady) / variant.topology.data_frame_bytes
+    print(f"C {C / 1e6:.2f} Mb/s, R {R / 1e6:.2f} Mb/s, utilisation {utilisation:.2f}, queue {queue_pkts:.1f} pkts")
+    assert R == pytest.approx(C / 2, rel=0.15)
+    assert utilisation >= 0.85
+    assert queue_pkts < 5
+
+    received = [r for name in ("r1", "r2") for r in read_jsonl(tmp_path / f"recv_{name}.jsonl")]
+    sent = [f for name in ("h1", "h2") for f in read_jsonl(tmp_path / f"flows_{name}.jsonl")]
+    assert len(sent) == 2 and all(f["completed"] and f["verified"] for f in sent), sent
+    assert len(received) == 2 and all(r["verified"] and r["completed"] for r in received), received
+    assert {r["bytes_delivered"] for r in received} == {f["size_bytes"] for f in sent}
