@@ -77,7 +77,7 @@ install_toolchain() {
         return
     fi
     url=$(p4lang_repo_url)
-    if [ -n "$url" ] && curl -fsS -m "$P4_REPO_TIMEOUT" -o /dev/null "${url}Release.key"; then
+    if [ -n "$url" ] && curl -fsS -m "$P4_REPO_TIMEOUT" -o /dev/null "${url}Release.key" 2>/dev/null; then
         say "installing ${P4_PACKAGES[*]} from the p4lang repository $url"
         curl -fsS -m 30 "${url}Release.key" | gpg --dearmor | as_root tee /etc/apt/trusted.gpg.d/home_p4lang.gpg >/dev/null
         echo "deb $url /" | as_root tee /etc/apt/sources.list.d/home:p4lang.list >/dev/null
@@ -85,11 +85,17 @@ install_toolchain() {
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${P4_PACKAGES[@]}"
         return
     fi
+    local why
+    if [ -n "$url" ]; then
+        why="The p4lang package repository $url did not answer within ${P4_REPO_TIMEOUT} s."
+    else
+        why="The p4lang package repository does not serve $(. /etc/os-release; echo "$PRETTY_NAME")."
+    fi
     cat >&2 <<WARN
 [deps] WARNING: the P4 toolchain is missing: $missing
 [deps]   p4rcp needs p4c (with p4test and the bmv2 back end) and bmv2's simple_switch and
-[deps]   simple_switch_CLI, on PATH or under /opt/p4/bin. The p4lang package repository
-[deps]   ${url:-does not serve this distribution ($(. /etc/os-release; echo "$ID $VERSION_ID"))}${url:+did not answer within ${P4_REPO_TIMEOUT} s}.
+[deps]   simple_switch_CLI, on PATH or under /opt/p4/bin.
+[deps]   $why
 [deps]   Install the packages ${P4_PACKAGES[*]} (see github.com/p4lang/p4c, "Installing packages"),
 [deps]   or build p4c and behavioral-model from source with --prefix=/opt/p4.
 [deps]   Until then make build / make run stop, and the tests that need them are skipped.

@@ -1,0 +1,856 @@
+//! The sending side of one UDP flow: handshake, pacing, selective-ack
+//! bookkeeping, loss detection, retransmission, RTT estimation and monitor
+//! intervals, written once for every rate controller.
+//!
+//! The flow never reads a clock or touches a socket: every call gets `now`
+//! (seconds on the engine's monotonic clock) and a [`Tx`] to send with, so
+//! the same code runs in the event loop and in simulated-network tests.
+
+use crate::cc::{Ctx, MiPlan, MiReport, RateController};
+use crate::pattern;
+use crate::rangeset::RangeSet;
+use crate::record::{round, FlowRecord, TraceLine};
+use crate::units::Pacer;
+use crate::wire::{self, Body, Common, Packet, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED};
+use std::collections::{HashSet, VecDeque};
+use std::net::SocketAddr;
+
+/// Sends datagrams for a flow.
+pub trait Tx {
+    /// Send one datagram; false if the socket would block (the flow retries).
+    fn send(&mut self, buf: &[u8], dst: SocketAddr) -> bool;
+}
+
+/// Most DATA packets one flow sends per wake-up before yielding.
+const BURST_MAX: u32 = 64;
+/// FIN attempts before the flow gives up on a FINACK.
+const FIN_TRIES: u32 = 8;
+/// A monitor interval still incomplete this many smoothed RTTs after its
+/// end has timed out (Vivace's MI timeout).
+const MI_TIMEOUT_RTTS: f64 = 4.0;
+/// Initial SYN retransmission timeout (RFC 6298's 1 s), doubled per try.
+const SYN_RTO: f64 = 1.0;
+
+/// Everything that describes one flow to send.
+#[derive(Clone, Debug)]
+pub struct FlowParams {
+    pub flow_id: u32,
+    pub index: Option<u64>,
+    pub dst: SocketAddr,
+    pub scheme: String,
+    /// Application bytes; None: send until `duration` has passed.
+    pub size: Option<u64>,
+    /// Seconds of new data for open-ended flows.
+    pub duration: Option<f64>,
+    pub mss: usize,
+    pub max_rate_kbps: f64,
+    pub min_rate_kbps: f64,
+    /// Give up (completed = false) this long after the SYN.
+    pub timeout_s: f64,
+    pub trace: bool,
+    /// Period of "sample" trace lines (0: none).
+    pub sample_interval_s: f64,
+    pub start_unix_s: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    SynSent,
+    Established,
+    FinSent,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PktState {
+    Out,
+    Acked,
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SentPkt {
+    seq: u32,
+    offset: u64,
+    len: u32,
+    frame: u32,
+    sent_at: f64,
+    mi: u64,
+    state: PktState,
+}
+
+/// One monitor interval's bookkeeping.
+#[derive(Clone, Debug)]
+struct Mi {
+    id: u64,
+    plan: MiPlan,
+    start: f64,
+    end: Option<f64>,
+    sent: u32,
+    sent_frame: u64,
+    acked: u32,
+    acked_frame: u64,
+    lost: u32,
+    // least-squares sums over (send time - start, rtt) of acked packets
+    n: f64,
+    sx: f64,
+    sy: f64,
+    sxy: f64,
+    sxx: f64,
+    app_limited: bool,
+    timeout_fired: bool,
+}
+
+impl Mi {
+    fn new(id: u64, plan: MiPlan, start: f64) -> Mi {
+        Mi {
+            id,
+            plan,
+            start,
+            end: None,
+            sent: 0,
+            sent_frame: 0,
+            acked: 0,
+            acked_frame: 0,
+            lost: 0,
+            n: 0.0,
+            sx: 0.0,
+            sy: 0.0,
+            sxy: 0.0,
+            sxx: 0.0,
+            app_limited: false,
+            timeout_fired: false,
+        }
+    }
+    fn outstanding(&self) -> u32 {
+        self.sent - self.acked - self.lost
+    }
+    fn report(&self) -> MiReport {
+        let dur = (self.end.unwrap_or(self.start) - self.start).max(1e-6);
+        MiReport {
+            id: self.id,
+            rate_kbps: self.plan.rate_kbps,
+            duration_s: dur,
+            sent_pkts: self.sent,
+            acked_pkts: self.acked,
+            lost_pkts: self.lost,
+            send_kbps: self.sent_frame as f64 * 8.0 / dur / 1000.0,
+            throughput_kbps: self.acked_frame as f64 * 8.0 / dur / 1000.0,
+            loss: if self.sent > 0 { self.lost as f64 / self.sent as f64 } else { 0.0 },
+            avg_rtt_s: if self.n > 0.0 { self.sy / self.n } else { 0.0 },
+            rtt_gradient: crate::cc::utility::regression_slope(self.n, self.sx, self.sy, self.sxy, self.sxx),
+            app_limited: self.app_limited,
+        }
+    }
+}
+
+pub struct SenderFlow {
+    p: FlowParams,
+    cc: Box<dyn RateController>,
+    phase: Phase,
+    t_start: f64,
+    // handshake and close
+    syn_sent: Vec<f64>,
+    fin_tries: u32,
+    next_retry: f64,
+    synack_rate: Option<u32>,
+    // RTT
+    srtt: f64,
+    rttvar: f64,
+    min_rtt: f64,
+    reo_mult: f64,
+    // pacing
+    pacer: Pacer,
+    pace_rate: f64,
+    blocked_until: f64,
+    // data
+    end: u64,
+    next_new: u64,
+    window: u64,
+    sacked: RangeSet,
+    retx: RangeSet,
+    sent: VecDeque<SentPkt>,
+    next_seq: u32,
+    largest_acked: u32,
+    recently_lost: HashSet<u32>,
+    recently_lost_order: VecDeque<u32>,
+    // monitor intervals
+    mis: VecDeque<Mi>,
+    next_mi_id: u64,
+    last_loss: f64,
+    // statistics
+    retransmissions: u64,
+    pkts_sent: u64,
+    frame_bytes_sent: u64,
+    first_frame: u64,
+    first_data_at: Option<f64>,
+    last_data_at: f64,
+    acked_bytes: u64,
+    spurious: u64,
+    fct: Option<f64>,
+    verified: Option<bool>,
+    error: Option<String>,
+    // trace
+    trace: Vec<TraceLine>,
+    next_sample: f64,
+    sample_acked: u64,
+    sample_frames: u64,
+    // scratch
+    buf: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+fn ts_us(now: f64) -> u32 {
+    ((now * 1e6) as u64) as u32
+}
+
+impl SenderFlow {
+    /// A flow that sends its SYN at the first `on_timer` call.
+    pub fn new(p: FlowParams, cc: Box<dyn RateController>, now: f64) -> SenderFlow {
+        let end = p.size.unwrap_or(u64::MAX);
+        SenderFlow {
+            cc,
+            phase: Phase::SynSent,
+            t_start: now,
+            syn_sent: Vec::new(),
+            fin_tries: 0,
+            next_retry: now,
+            synack_rate: None,
+            srtt: 0.0,
+            rttvar: 0.0,
+            min_rtt: f64::INFINITY,
+            reo_mult: 1.0,
+            pacer: Pacer::new(now),
+            pace_rate: p.min_rate_kbps,
+            blocked_until: 0.0,
+            end,
+            next_new: 0,
+            window: 1 << 20,
+            sacked: RangeSet::new(),
+            retx: RangeSet::new(),
+            sent: VecDeque::new(),
+            next_seq: 1,
+            largest_acked: 0,
+            recently_lost: HashSet::new(),
+            recently_lost_order: VecDeque::new(),
+            mis: VecDeque::new(),
+            next_mi_id: 0,
+            last_loss: 0.0,
+            retransmissions: 0,
+            pkts_sent: 0,
+            frame_bytes_sent: 0,
+            first_frame: 0,
+            first_data_at: None,
+            last_data_at: now,
+            acked_bytes: 0,
+            spurious: 0,
+            fct: None,
+            verified: None,
+            error: None,
+            trace: Vec::new(),
+            next_sample: now,
+            sample_acked: 0,
+            sample_frames: 0,
+            buf: Vec::with_capacity(2048),
+            payload: vec![0u8; p.mss],
+            p,
+        }
+    }
+
+    pub fn flow_id(&self) -> u32 {
+        self.p.flow_id
+    }
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+    /// Trace lines produced since the last call.
+    pub fn take_trace(&mut self) -> Vec<TraceLine> {
+        std::mem::take(&mut self.trace)
+    }
+
+    fn ctx(&self) -> Ctx {
+        Ctx {
+            srtt_s: if self.srtt > 0.0 { self.srtt } else { 0.1 },
+            min_rtt_s: if self.min_rtt.is_finite() { self.min_rtt } else { 0.1 },
+            frame_bytes: wire::frame_bytes(DATA_HEADER_LEN + self.p.mss),
+            min_rate_kbps: self.p.min_rate_kbps,
+            max_rate_kbps: self.p.max_rate_kbps,
+        }
+    }
+
+    fn cum(&self) -> u64 {
+        self.sacked.run_end(0)
+    }
+
+    /// Reordering window of the time-based loss detection.
+    fn reo_wnd(&self) -> f64 {
+        (self.min_rtt / 4.0).max(0.001) * self.reo_mult
+    }
+
+    /// Retransmission timeout of a packet with no later packet acknowledged.
+    fn rto(&self) -> f64 {
+        self.srtt + (4.0 * self.rttvar).max(0.25 * self.srtt).max(0.005) + self.reo_wnd()
+    }
+
+    fn deadline(&self) -> f64 {
+        self.t_start + self.p.timeout_s
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    /// When this flow next needs `on_timer` (seconds; infinity: never).
+    pub fn next_wake(&self) -> f64 {
+        let mut w = self.deadline();
+        match self.phase {
+            Phase::SynSent | Phase::FinSent => w = w.min(self.next_retry),
+            Phase::Done => return f64::INFINITY,
+            Phase::Established => {
+                if let (Some(d), u64::MAX) = (self.p.duration, self.end) {
+                    w = w.min(self.t_start + d);
+                }
+                if let Some(front) = self.sent.front() {
+                    w = w.min(self.loss_deadline(front));
+                }
+                if let Some(cur) = self.mis.back() {
+                    w = w.min(cur.start + cur.plan.duration_s);
+                }
+                let to = MI_TIMEOUT_RTTS * self.srtt;
+                for mi in self.mis.iter() {
+                    if let Some(e) = mi.end {
+                        if mi.outstanding() > 0 && !mi.timeout_fired {
+                            w = w.min(e + to);
+                        }
+                    }
+                }
+                if self.has_data() {
+                    w = w.min(self.pacer.next_departure().max(self.blocked_until));
+                }
+                if self.p.trace && self.p.sample_interval_s > 0.0 {
+                    w = w.min(self.next_sample);
+                }
+            }
+        }
+        w
+    }
+
+    /// Do whatever is due at `now`.
+    pub fn on_timer(&mut self, now: f64, tx: &mut dyn Tx) {
+        if self.phase != Phase::Done && now >= self.deadline() {
+            let what = match self.phase {
+                Phase::SynSent => "no SYNACK before the flow timeout",
+                Phase::Established => "flow timeout before every byte was acknowledged",
+                _ => "no FINACK before the flow timeout",
+            };
+            if self.phase == Phase::FinSent {
+                self.phase = Phase::Done; // completed; only the close failed
+            } else {
+                self.abort(what);
+            }
+            return;
+        }
+        match self.phase {
+            Phase::SynSent => {
+                if now >= self.next_retry {
+                    self.send_syn(now, tx);
+                }
+            }
+            Phase::Established => {
+                if let (Some(d), u64::MAX) = (self.p.duration, self.end) {
+                    if now >= self.t_start + d {
+                        self.end = self.next_new;
+                        self.check_complete(now);
+                        if self.phase != Phase::Established {
+                            self.on_timer(now, tx);
+                            return;
+                        }
+                    }
+                }
+                self.detect_losses(now);
+                self.mi_timeouts(now);
+                self.deliver_reports(now);
+                if let Some(cur) = self.mis.back() {
+                    if now >= cur.start + cur.plan.duration_s {
+                        self.roll_mi(now);
+                    }
+                }
+                if now >= self.blocked_until {
+                    self.send_paced(now, tx);
+                }
+                self.sample(now);
+            }
+            Phase::FinSent => {
+                if now >= self.next_retry {
+                    if self.fin_tries >= FIN_TRIES {
+                        self.phase = Phase::Done; // FCT is known; the close was lost
+                    } else {
+                        self.send_fin(now, tx);
+                    }
+                }
+            }
+            Phase::Done => {}
+        }
+    }
+
+    fn abort(&mut self, why: &str) {
+        self.error = Some(why.to_string());
+        self.phase = Phase::Done;
+    }
+
+    // ------------------------------------------------------------ handshake
+
+    fn send_syn(&mut self, now: f64, tx: &mut dyn Tx) {
+        let mut rcp = RcpHeader::new(wire::PktType::Syn);
+        rcp.rate_kbps = self.p.max_rate_kbps.round().clamp(1.0, u32::MAX as f64) as u32;
+        let common = Common { flow_id: self.p.flow_id, pkt_seq: self.syn_sent.len() as u32, ts_us: ts_us(now) };
+        let body = Body::Syn {
+            total_size: self.p.size.unwrap_or(SIZE_UNKNOWN),
+            mss: self.p.mss as u16,
+            cc: wire::cc_code(&self.p.scheme),
+        };
+        Packet { rcp, common, body }.encode(&mut self.buf);
+        if !tx.send(&self.buf, self.p.dst) {
+            self.next_retry = now + 0.001;
+            return;
+        }
+        let tries = self.syn_sent.len() as i32;
+        self.syn_sent.push(now);
+        self.next_retry = now + (SYN_RTO * 2f64.powi(tries)).min(8.0);
+    }
+
+    fn on_synack(&mut self, rcp: &RcpHeader, common: &Common, window: u32, now: f64) {
+        if self.phase != Phase::SynSent {
+            return;
+        }
+        let rtt = match self.syn_sent.get(common.pkt_seq as usize) {
+            Some(&t) => now - t,
+            None => return, // not an answer to one of our SYNs
+        };
+        self.rtt_sample(rtt.max(1e-6));
+        self.window = (window as u64).max(self.p.mss as u64);
+        self.synack_rate = Some(rcp.feedback_kbps);
+        let ctx = self.ctx();
+        let r = self.cc.start(rcp.feedback_kbps, &ctx);
+        self.phase = Phase::Established;
+        self.pacer = Pacer::new(now);
+        self.next_sample = now;
+        self.set_rate(r, now);
+        self.start_mi(now);
+        self.check_complete(now); // a 0-byte flow is done at once
+    }
+
+    fn send_fin(&mut self, now: f64, tx: &mut dyn Tx) {
+        let mut rcp = RcpHeader::new(wire::PktType::Fin);
+        rcp.rate_kbps = self.cc.asked_kbps(self.pace_rate).round().clamp(1.0, u32::MAX as f64) as u32;
+        rcp.rtt_us = (self.srtt * 1e6) as u32;
+        let common = Common { flow_id: self.p.flow_id, pkt_seq: self.fin_tries, ts_us: ts_us(now) };
+        Packet { rcp, common, body: Body::Fin { final_size: self.end } }.encode(&mut self.buf);
+        if !tx.send(&self.buf, self.p.dst) {
+            self.next_retry = now + 0.001;
+            return;
+        }
+        self.fin_tries += 1;
+        self.next_retry = now + (self.rto() * 2f64.powi(self.fin_tries as i32 - 1)).clamp(0.01, 2.0);
+    }
+
+    fn on_finack(&mut self, cum_ack: u64, status: u8) {
+        if self.phase != Phase::FinSent {
+            return;
+        }
+        if cum_ack >= self.end {
+            self.verified = Some(status & STATUS_VERIFIED != 0);
+        } else {
+            self.verified = Some(false);
+            self.error = Some(format!("receiver closed with {cum_ack} of {} bytes", self.end));
+        }
+        self.phase = Phase::Done;
+    }
+
+    fn check_complete(&mut self, now: f64) {
+        if self.phase == Phase::Established && self.end != u64::MAX && self.sacked.contains(0, self.end) {
+            self.fct = Some(now - self.t_start);
+            if let Some(cur) = self.mis.back_mut() {
+                cur.end = Some(now);
+            }
+            self.phase = Phase::FinSent;
+            self.next_retry = now;
+        }
+    }
+
+    // ------------------------------------------------------------------ RTT
+
+    fn rtt_sample(&mut self, r: f64) {
+        if self.srtt == 0.0 {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+        self.min_rtt = self.min_rtt.min(r);
+    }
+
+    // ---------------------------------------------------------------- input
+
+    /// A datagram for this flow arrived.
+    pub fn on_packet(&mut self, pkt: &Packet, now: f64, tx: &mut dyn Tx) {
+        match pkt.body {
+            Body::SynAck { window } => self.on_synack(&pkt.rcp, &pkt.common, window, now),
+            Body::Ack { cum_ack, sacks, .. } => {
+                if self.phase == Phase::Established || self.phase == Phase::FinSent {
+                    self.on_ack(&pkt.rcp, &pkt.common, cum_ack, sacks.as_slice(), now);
+                }
+            }
+            Body::FinAck { cum_ack, status } => self.on_finack(cum_ack, status),
+            _ => {} // forward types are not for a sender
+        }
+        if self.phase == Phase::Established || self.phase == Phase::FinSent {
+            self.on_timer(now, tx);
+        }
+    }
+
+    fn on_ack(&mut self, rcp: &RcpHeader, common: &Common, cum: u64, sacks: &[(u64, u64)], now: f64) {
+        let rtt = (ts_us(now).wrapping_sub(common.ts_us)) as f64 / 1e6;
+        let seq = common.pkt_seq;
+        if seq >= self.next_seq || seq == 0 {
+            return; // acknowledges nothing we sent
+        }
+        if rtt < 60.0 {
+            self.rtt_sample(rtt.max(1e-6));
+        }
+        let base = self.sent.front().map(|p| p.seq).unwrap_or(self.next_seq);
+        if seq >= base && ((seq - base) as usize) < self.sent.len() {
+            let idx = (seq - base) as usize;
+            let pk = self.sent[idx];
+            if pk.state == PktState::Out {
+                self.sent[idx].state = PktState::Acked;
+                if let Some(mi) = self.mi_mut(pk.mi) {
+                    mi.acked += 1;
+                    mi.acked_frame += pk.frame as u64;
+                    let x = pk.sent_at - mi.start;
+                    mi.n += 1.0;
+                    mi.sx += x;
+                    mi.sy += rtt;
+                    mi.sxy += x * rtt;
+                    mi.sxx += x * x;
+                }
+            } else if pk.state == PktState::Lost {
+                self.spurious_loss();
+            }
+        } else if self.recently_lost.remove(&seq) {
+            self.spurious_loss();
+        }
+        self.largest_acked = self.largest_acked.max(seq);
+        self.mark_received(0, cum);
+        for &(s, e) in sacks {
+            self.mark_received(s, e);
+        }
+        if self.phase == Phase::Established {
+            let ctx = self.ctx();
+            if let Some(r) = self.cc.on_feedback(rcp.feedback_kbps, &ctx) {
+                self.set_rate(r, now);
+            }
+            self.detect_losses(now);
+            self.deliver_reports(now);
+            self.check_complete(now);
+        }
+    }
+
+    fn spurious_loss(&mut self) {
+        self.spurious += 1;
+        self.reo_mult = (self.reo_mult + 1.0).min(8.0);
+    }
+
+    fn mark_received(&mut self, s: u64, e: u64) {
+        let new = self.sacked.insert(s, e);
+        if new > 0 {
+            self.acked_bytes += new;
+            self.retx.remove(s, e);
+        }
+    }
+
+    fn mi_mut(&mut self, id: u64) -> Option<&mut Mi> {
+        let first = self.mis.front()?.id;
+        if id < first {
+            return None;
+        }
+        self.mis.get_mut((id - first) as usize)
+    }
+
+    // ------------------------------------------------------- loss detection
+
+    /// When `pk` (outstanding) counts as lost: one smoothed RTT plus the
+    /// reordering window after it left if a later packet was acknowledged,
+    /// else the retransmission timeout. Both grow with the send time, so the
+    /// oldest outstanding packet is always the first due.
+    fn loss_deadline(&self, pk: &SentPkt) -> f64 {
+        if pk.seq < self.largest_acked {
+            pk.sent_at + self.srtt + self.reo_wnd()
+        } else {
+            pk.sent_at + self.rto()
+        }
+    }
+
+    fn detect_losses(&mut self, now: f64) {
+        let mut i = 0;
+        while i < self.sent.len() {
+            let pk = self.sent[i];
+            if pk.state == PktState::Out {
+                if now < self.loss_deadline(&pk) {
+                    break;
+                }
+                self.sent[i].state = PktState::Lost;
+                if let Some(mi) = self.mi_mut(pk.mi) {
+                    mi.lost += 1;
+                }
+                for (s, e) in self.sacked.missing(pk.offset, pk.offset + pk.len as u64) {
+                    self.retx.insert(s, e);
+                }
+            }
+            i += 1;
+        }
+        while let Some(front) = self.sent.front() {
+            match front.state {
+                PktState::Out => break,
+                PktState::Acked => {}
+                PktState::Lost => {
+                    self.recently_lost.insert(front.seq);
+                    self.recently_lost_order.push_back(front.seq);
+                    if self.recently_lost_order.len() > 4096 {
+                        if let Some(old) = self.recently_lost_order.pop_front() {
+                            self.recently_lost.remove(&old);
+                        }
+                    }
+                }
+            }
+            self.sent.pop_front();
+        }
+    }
+
+    // ---------------------------------------------------- monitor intervals
+
+    fn set_rate(&mut self, r: f64, now: f64) {
+        let r = self.ctx().clamp(r);
+        if r != self.pace_rate {
+            self.pace_rate = r;
+            if self.p.trace {
+                self.push_trace("rate", now, None, None, None, None);
+            }
+        }
+    }
+
+    fn start_mi(&mut self, now: f64) {
+        let ctx = self.ctx();
+        let mut plan = self.cc.next_mi(self.next_mi_id, &ctx);
+        plan.rate_kbps = ctx.clamp(plan.rate_kbps);
+        plan.duration_s = plan.duration_s.max(1e-4);
+        self.mis.push_back(Mi::new(self.next_mi_id, plan, now));
+        self.next_mi_id += 1;
+        self.set_rate(plan.rate_kbps, now);
+    }
+
+    fn roll_mi(&mut self, now: f64) {
+        if let Some(cur) = self.mis.back_mut() {
+            cur.end = Some(now);
+        }
+        self.start_mi(now);
+    }
+
+    fn deliver_reports(&mut self, now: f64) {
+        loop {
+            let ready = match self.mis.front() {
+                Some(mi) => mi.end.is_some() && mi.outstanding() == 0 && self.mis.len() > 1,
+                None => false,
+            };
+            if !ready {
+                break;
+            }
+            let Some(mi) = self.mis.pop_front() else { break };
+            let r = mi.report();
+            self.last_loss = r.loss;
+            let ctx = self.ctx();
+            let restart = self.cc.on_mi(&r, &ctx);
+            if self.p.trace {
+                self.push_trace("mi", now, None, Some(r.send_kbps), Some(r.throughput_kbps), Some(r.rtt_gradient));
+            }
+            if restart && self.phase == Phase::Established {
+                self.roll_mi(now);
+            }
+        }
+    }
+
+    fn mi_timeouts(&mut self, now: f64) {
+        let to = MI_TIMEOUT_RTTS * self.srtt;
+        let mut fired = Vec::new();
+        for mi in self.mis.iter_mut() {
+            if let Some(e) = mi.end {
+                if mi.outstanding() > 0 && !mi.timeout_fired && now >= e + to {
+                    mi.timeout_fired = true;
+                    fired.push(mi.id);
+                }
+            }
+        }
+        for id in fired {
+            let ctx = self.ctx();
+            if self.cc.on_mi_timeout(id, &ctx).is_some() {
+                self.roll_mi(now);
+            }
+        }
+    }
+
+    // -------------------------------------------------------------- sending
+
+    fn has_data(&self) -> bool {
+        !self.retx.is_empty() || (self.next_new < self.end && self.next_new < self.cum().saturating_add(self.window))
+    }
+
+    /// Next bytes to send: retransmissions first, then new data.
+    fn next_chunk(&self) -> Option<(u64, u32, bool)> {
+        if let Some((s, e)) = self.retx.first() {
+            let len = (e - s).min(self.p.mss as u64) as u32;
+            return Some((s, len, true));
+        }
+        let limit = self.end.min(self.cum().saturating_add(self.window));
+        if self.next_new < limit {
+            let len = (limit - self.next_new).min(self.p.mss as u64) as u32;
+            return Some((self.next_new, len, false));
+        }
+        None
+    }
+
+    fn send_paced(&mut self, now: f64, tx: &mut dyn Tx) {
+        let mut n = 0;
+        while self.phase == Phase::Established && self.pacer.ready(now) && n < BURST_MAX {
+            let Some((off, len, is_retx)) = self.next_chunk() else {
+                self.pacer.idle(now);
+                if let Some(cur) = self.mis.back_mut() {
+                    cur.app_limited = true;
+                }
+                break;
+            };
+            let seq = self.next_seq;
+            let mut rcp = RcpHeader::new(wire::PktType::Data);
+            rcp.rate_kbps = self.cc.asked_kbps(self.pace_rate).round().clamp(1.0, u32::MAX as f64) as u32;
+            rcp.rtt_us = ((self.srtt * 1e6) as u32).max(1);
+            let common = Common { flow_id: self.p.flow_id, pkt_seq: seq, ts_us: ts_us(now) };
+            wire::encode_data_header(&rcp, &common, off, &mut self.buf);
+            let payload = &mut self.payload[..len as usize];
+            pattern::fill(self.p.flow_id, off, payload);
+            self.buf.extend_from_slice(payload);
+            if !tx.send(&self.buf, self.p.dst) {
+                self.blocked_until = now + 0.0002;
+                break;
+            }
+            let frame = wire::frame_bytes(self.buf.len()) as u32;
+            if is_retx {
+                self.retx.remove(off, off + len as u64);
+                self.retransmissions += 1;
+            } else {
+                self.next_new = off + len as u64;
+            }
+            self.next_seq = self.next_seq.wrapping_add(1);
+            let mi_id = self.mis.back().map(|m| m.id).unwrap_or(0);
+            self.sent.push_back(SentPkt { seq, offset: off, len, frame, sent_at: now, mi: mi_id, state: PktState::Out });
+            if let Some(cur) = self.mis.back_mut() {
+                cur.sent += 1;
+                cur.sent_frame += frame as u64;
+            }
+            if self.first_data_at.is_none() {
+                self.first_data_at = Some(now);
+                self.first_frame = frame as u64;
+            }
+            self.last_data_at = now;
+            self.pkts_sent += 1;
+            self.frame_bytes_sent += frame as u64;
+            self.pacer.on_send(now, frame as usize, self.pace_rate);
+            n += 1;
+            if self.next_seq == u32::MAX {
+                self.abort("ran out of packet sequence numbers");
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- trace
+
+    fn sample(&mut self, now: f64) {
+        if !self.p.trace || self.p.sample_interval_s <= 0.0 || now < self.next_sample {
+            return;
+        }
+        let dt = self.p.sample_interval_s;
+        let good = (self.acked_bytes - self.sample_acked) as f64 * 8.0 / dt / 1000.0;
+        let send = (self.frame_bytes_sent - self.sample_frames) as f64 * 8.0 / dt / 1000.0;
+        self.sample_acked = self.acked_bytes;
+        self.sample_frames = self.frame_bytes_sent;
+        self.push_trace("sample", now, Some(good), Some(send), None, None);
+        self.next_sample += dt;
+        if self.next_sample < now {
+            self.next_sample = now + dt;
+        }
+    }
+
+    fn push_trace(
+        &mut self,
+        event: &'static str,
+        now: f64,
+        goodput: Option<f64>,
+        send: Option<f64>,
+        thr: Option<f64>,
+        grad: Option<f64>,
+    ) {
+        self.trace.push(TraceLine {
+            flow_id: self.p.flow_id,
+            event,
+            t_s: round(now - self.t_start, 6),
+            rate_kbps: round(self.pace_rate, 3),
+            srtt_ms: round(self.srtt * 1e3, 3),
+            mi_loss: round(self.last_loss, 5),
+            goodput_kbps: goodput.map(|g| round(g, 3)),
+            send_kbps: send.map(|g| round(g, 3)),
+            throughput_kbps: thr.map(|g| round(g, 3)),
+            rtt_gradient: grad.map(|g| round(g, 6)),
+            state: self.cc.state(),
+        });
+    }
+
+    // --------------------------------------------------------------- record
+
+    pub fn record(&self) -> FlowRecord {
+        let size = if self.end == u64::MAX { self.next_new } else { self.end };
+        let span = self.last_data_at - self.first_data_at.unwrap_or(self.last_data_at);
+        let completed = self.fct.is_some();
+        FlowRecord {
+            flow_id: self.p.flow_id,
+            index: self.p.index,
+            scheme: self.p.scheme.clone(),
+            dst: self.p.dst.to_string(),
+            size_bytes: size,
+            start_unix_s: round(self.p.start_unix_s, 6),
+            fct_s: self.fct.map(|f| round(f, 6)),
+            completed,
+            verified: self.verified,
+            retransmissions: self.retransmissions,
+            packets_sent: self.pkts_sent,
+            mean_rate_kbps: self.fct.map(|f| round(size as f64 * 8.0 / f.max(1e-9) / 1000.0, 3)),
+            send_rate_kbps: if span > 0.0 {
+                Some(round((self.frame_bytes_sent - self.first_frame) as f64 * 8.0 / span / 1000.0, 3))
+            } else {
+                None
+            },
+            synack_rate_kbps: self.synack_rate,
+            min_rtt_ms: if self.min_rtt.is_finite() { Some(round(self.min_rtt * 1e3, 3)) } else { None },
+            srtt_ms: if self.srtt > 0.0 { Some(round(self.srtt * 1e3, 3)) } else { None },
+            error: self.error.clone(),
+        }
+    }
+
+    #[cfg(test)]
+    pub fn pace_rate(&self) -> f64 {
+        self.pace_rate
+    }
+    #[cfg(test)]
+    pub fn spurious(&self) -> u64 {
+        self.spurious
+    }
+}
