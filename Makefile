@@ -14,9 +14,13 @@ P4_MAIN := p4src/targets/v1model/p4rcp.p4
 P4_SOURCES := $(shell find p4src/shared p4src/targets/v1model -name '*.p4')
 P4C_FLAGS := --std p4-16 --arch v1model
 EXP ?= default
+# Architecture includes of the hardware ports; never copied into the project.
+TNA_INCLUDE ?= $(if $(SDE_INSTALL),$(SDE_INSTALL)/share/p4c/p4include,/opt/p4-tofino-include)
+SUME_INCLUDE ?= $(if $(SUME_SDNET),$(SUME_SDNET)/data/p4include,/opt/p4-sume-include)
+BF_P4C := $(call find_tool,bf-p4c)
 
 .PHONY: deps build build-plain test ptf run bench bench-dataplane bench-control bench-hosts \
-        hosts clean require-p4c require-venv
+        hosts clean require-p4c require-venv check-tna check-sume
 
 deps:
 	tools/deps.sh
@@ -42,6 +46,30 @@ build-plain: $(BUILD)/p4rcp_plain.json
 $(BUILD)/p4rcp_plain.json: $(P4_SOURCES) | require-p4c
 	@mkdir -p $(BUILD)
 	$(P4C_BM2_SS) $(P4C_FLAGS) -DWITHOUT_RCP -o $@ $(P4_MAIN)
+
+# Front and mid end of p4c against the TNA include (the Tofino back end too where bf-p4c exists).
+check-tna:
+	@if [ ! -f "$(TNA_INCLUDE)/tna.p4" ]; then \
+	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (p4c's backends/tofino/bf-p4c/p4include, or \$$SDE_INSTALL/share/p4c/p4include)"; \
+	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in /opt/p4/bin"; \
+	else set -e; \
+	  echo "p4test -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4"; \
+	  $(P4TEST) --std p4-16 -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4; \
+	  echo "check-tna: front and mid end OK"; \
+	  if [ -n "$(BF_P4C)" ]; then $(BF_P4C) --target tofino --arch tna -o $(BUILD)/tna p4src/targets/tna/p4rcp_tna.p4; \
+	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH or in /opt/p4/bin"; fi; \
+	fi
+
+# Front end of p4c against P4-NetFPGA's SimpleSumeSwitch architecture file.
+check-sume:
+	@if [ ! -f "$(SUME_INCLUDE)/sume_switch.p4" ]; then \
+	  echo "SKIP check-sume: sume_switch.p4 not found in SUME_INCLUDE=$(SUME_INCLUDE) (P4-NetFPGA's SDNet p4include)"; \
+	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-sume: p4test not found on PATH or in /opt/p4/bin"; \
+	else set -e; \
+	  echo "p4test -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4"; \
+	  $(P4TEST) --std p4-16 -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4; \
+	  echo "check-sume: front and mid end OK"; \
+	fi
 
 hosts:
 	cargo build --release --quiet --manifest-path hosts/Cargo.toml

@@ -81,6 +81,9 @@ pub struct TraceLine {
     /// "sample": frame bits sent / sample period; "mi": the MI's send rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send_kbps: Option<f64>,
+    /// "mi": the MI's target rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mi_rate_kbps: Option<f64>,
     /// "mi": the MI's throughput.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throughput_kbps: Option<f64>,

@@ -394,6 +394,15 @@ impl SenderFlow {
         }
     }
 
+    /// The process is stopping: end the flow now.
+    pub fn interrupt(&mut self) {
+        match self.phase {
+            Phase::Done => {}
+            Phase::FinSent => self.phase = Phase::Done,
+            _ => self.abort("interrupted"),
+        }
+    }
+
     fn abort(&mut self, why: &str) {
         self.error = Some(why.to_string());
         self.phase = Phase::Done;
@@ -674,6 +683,9 @@ impl SenderFlow {
             let restart = self.cc.on_mi(&r, &ctx);
             if self.p.trace {
                 self.push_trace("mi", now, None, Some(r.send_kbps), Some(r.throughput_kbps), Some(r.rtt_gradient));
+                if let Some(l) = self.trace.last_mut() {
+                    l.mi_rate_kbps = Some(round(r.rate_kbps, 3));
+                }
             }
             if restart && self.phase == Phase::Established {
                 self.roll_mi(now);
@@ -808,6 +820,7 @@ impl SenderFlow {
             mi_loss: round(self.last_loss, 5),
             goodput_kbps: goodput.map(|g| round(g, 3)),
             send_kbps: send.map(|g| round(g, 3)),
+            mi_rate_kbps: None,
             throughput_kbps: thr.map(|g| round(g, 3)),
             rtt_gradient: grad.map(|g| round(g, 6)),
             state: self.cc.state(),

@@ -102,7 +102,7 @@ pub struct Pacer {
 impl Pacer {
     /// `now` and all times are seconds on one monotonic clock.
     pub fn new(now: f64) -> Pacer {
-        Pacer { next: now, max_lag: 0.002 }
+        Pacer { next: now, max_lag: std::env::var("P4RCP_MAXLAG").ok().and_then(|s| s.parse().ok()).unwrap_or(0.002) }
     }
     /// Earliest departure of the next packet.
     pub fn next_departure(&self) -> f64 {

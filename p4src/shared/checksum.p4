@@ -16,6 +16,15 @@ function bit<16> csum16_replace32(in bit<16> checksum, in bit<32> old_value,
     return ~sum[15:0];
 }
 
+// The same for a 16-bit field (e.g. the IPv4 TTL/protocol word), for targets
+// without a checksum unit.
+function bit<16> csum16_replace16(in bit<16> checksum, in bit<16> old_value, in bit<16> new_value) {
+    bit<32> sum = (bit<32>) ~checksum + (bit<32>) ~old_value + (bit<32>) new_value;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return ~sum[15:0];
+}
+
 // UDP transmits a computed checksum of 0 as 0xFFFF, because 0 means "none".
 function bit<16> udp_csum_replace32(in bit<16> checksum, in bit<32> old_value,
                                     in bit<32> new_value) {

@@ -1,0 +1,294 @@
+//! The event loops: one thread, one UDP socket, many flows.
+//!
+//! The sender loop keeps a binary heap of (deadline, flow id). Each flow says
+//! when it next needs attention (`next_wake`); the loop sleeps in `ppoll`
+//! until the earliest deadline or an incoming datagram, then runs what is
+//! due. No flow ever spins: a flow that is early simply is not called.
+
+use crate::cc::RateController;
+use crate::net;
+use crate::receiver::Receiver;
+use crate::record::Sink;
+use crate::sender::{FlowParams, SenderFlow, Tx};
+use crate::wire::Packet;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// Sends through a non-blocking socket.
+pub struct SockTx<'a> {
+    pub sock: &'a UdpSocket,
+    pub errors: u64,
+}
+
+impl Tx for SockTx<'_> {
+    fn send(&mut self, buf: &[u8], dst: SocketAddr) -> bool {
+        match self.sock.send_to(buf, dst) {
+            Ok(_) => true,
+            Err(e) if net::is_transient(&e) => false,
+            Err(_) => {
+                // e.g. no route or ICMP-reported refusal: the datagram is
+                // gone, as if lost on the path
+                self.errors += 1;
+                true
+            }
+        }
+    }
+}
+
+/// Flows to start, in time order (engine seconds).
+pub trait Arrivals {
+    fn next_time(&self) -> Option<f64>;
+    fn take(&mut self, now: f64) -> Option<(FlowParams, Box<dyn RateController>)>;
+}
+
+/// Counters of the sender loop.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct SendStats {
+    pub datagrams: u64,
+    pub malformed: BTreeMap<&'static str, u64>,
+    pub unknown_flow: u64,
+    pub send_errors: u64,
+    pub flows_started: u64,
+    pub flows_completed: u64,
+    pub flows_failed: u64,
+    pub cpu_s: f64,
+    pub wall_s: f64,
+}
+
+pub struct SenderEngine {
+    sock: UdpSocket,
+    t0: Instant,
+    flows: HashMap<u32, SenderFlow>,
+    armed: HashMap<u32, u64>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    records: Sink,
+    trace: Option<Sink>,
+    pub stats: SendStats,
+}
+
+fn to_ns(t: f64) -> u64 {
+    (t * 1e9).ceil().max(0.0) as u64
+}
+
+impl SenderEngine {
+    pub fn new(sock: UdpSocket, records: Sink, trace: Option<Sink>) -> SenderEngine {
+        SenderEngine {
+            sock,
+            t0: Instant::now(),
+            flows: HashMap::new(),
+            armed: HashMap::new(),
+            heap: BinaryHeap::new(),
+            records,
+            trace,
+            stats: SendStats::default(),
+        }
+    }
+
+    /// Seconds on the engine clock.
+    pub fn now(&self) -> f64 {
+        self.t0.elapsed().as_secs_f64()
+    }
+
+    fn add_flow(&mut self, p: FlowParams, cc: Box<dyn RateController>, now: f64) {
+        let id = p.flow_id;
+        if self.flows.contains_key(&id) {
+            eprintln!("p4rcp-host: flow id {id} already in use; flow skipped");
+            return;
+        }
+        self.stats.flows_started += 1;
+        self.flows.insert(id, SenderFlow::new(p, cc, now));
+        self.after(id, now);
+    }
+
+    /// Write out what the flow produced; remove it if done, else re-arm.
+    fn after(&mut self, id: u32, _now: f64) {
+        let Some(f) = self.flows.get_mut(&id) else { return };
+        if let Some(t) = &self.trace {
+            for line in f.take_trace() {
+                t.write_noflush(&line);
+            }
+        }
+        if f.is_done() {
+            let rec = f.record();
+            if rec.completed {
+                self.stats.flows_completed += 1;
+            } else {
+                self.stats.flows_failed += 1;
+            }
+            self.records.write(&rec);
+            self.flows.remove(&id);
+            self.armed.remove(&id);
+            return;
+        }
+        let w = f.next_wake();
+        if !w.is_finite() {
+            return;
+        }
+        let ns = to_ns(w);
+        match self.armed.get(&id) {
+            Some(&a) if a <= ns => {}
+            _ => {
+                self.armed.insert(id, ns);
+                self.heap.push(Reverse((ns, id)));
+            }
+        }
+    }
+
+    /// Run until every arrival has been started and every flow has ended
+    /// (or SIGINT/SIGTERM).
+    pub fn run(&mut self, arrivals: &mut dyn Arrivals) {
+        let fd = self.sock.as_raw_fd();
+        let mut buf = vec![0u8; 65_536];
+        let cpu0 = net::cpu_seconds();
+        loop {
+            let now = self.now();
+            if net::stopping() {
+                let ids: Vec<u32> = self.flows.keys().copied().collect();
+                for id in ids {
+                    if let Some(f) = self.flows.get_mut(&id) {
+                        f.interrupt();
+                    }
+                    self.after(id, now);
+                }
+                break;
+            }
+            while let Some(t) = arrivals.next_time() {
+                if t > now {
+                    break;
+                }
+                match arrivals.take(now) {
+                    Some((p, cc)) => self.add_flow(p, cc, now),
+                    None => break,
+                }
+            }
+            self.run_timers();
+            self.receive(fd, &mut buf);
+            if arrivals.next_time().is_none() && self.flows.is_empty() {
+                break;
+            }
+            // sleep until the next deadline or a datagram
+            let now = self.now();
+            let mut next = f64::INFINITY;
+            if let Some(Reverse((ns, _))) = self.heap.peek() {
+                next = *ns as f64 / 1e9;
+            }
+            if let Some(t) = arrivals.next_time() {
+                next = next.min(t);
+            }
+            let wait = (next - now).clamp(0.0, 1.0);
+            if wait > 0.0 {
+                net::wait_readable(fd, Some(Duration::from_secs_f64(wait)));
+            }
+        }
+        if let Some(t) = &self.trace {
+            t.flush();
+        }
+        self.stats.cpu_s = net::cpu_seconds() - cpu0;
+        self.stats.wall_s = self.now();
+    }
+
+    fn run_timers(&mut self) {
+        loop {
+            let now = self.now();
+            let now_ns = to_ns(now);
+            let Some(&Reverse((ns, id))) = self.heap.peek() else { break };
+            if ns > now_ns {
+                break;
+            }
+            self.heap.pop();
+            if self.armed.get(&id) != Some(&ns) {
+                continue; // superseded by an earlier deadline
+            }
+            self.armed.remove(&id);
+            let mut tx = SockTx { sock: &self.sock, errors: 0 };
+            if let Some(f) = self.flows.get_mut(&id) {
+                f.on_timer(now, &mut tx);
+            }
+            self.stats.send_errors += tx.errors;
+            self.after(id, now);
+        }
+    }
+
+    fn receive(&mut self, _fd: i32, buf: &mut [u8]) {
+        for _ in 0..512 {
+            let (n, _peer) = match self.sock.recv_from(buf) {
+                Ok(x) => x,
+                Err(_) => break, // WouldBlock (or a reported ICMP error): done
+            };
+            self.stats.datagrams += 1;
+            let pkt = match Packet::parse(&buf[..n]) {
+                Ok(p) => p,
+                Err(e) => {
+                    *self.stats.malformed.entry(e.reason()).or_insert(0) += 1;
+                    continue;
+                }
+            };
+            let id = pkt.common.flow_id;
+            let now = self.now();
+            let mut tx = SockTx { sock: &self.sock, errors: 0 };
+            match self.flows.get_mut(&id) {
+                Some(f) => f.on_packet(&pkt, now, &mut tx),
+                None => {
+                    self.stats.unknown_flow += 1;
+                    continue;
+                }
+            }
+            self.stats.send_errors += tx.errors;
+            self.after(id, now);
+        }
+    }
+}
+
+/// Run a receiver on `sock` until `until` (engine seconds) or a signal.
+pub fn run_receiver(sock: UdpSocket, idle_timeout: f64, until: Option<f64>, out: Option<Sink>) -> Receiver {
+    let t0 = Instant::now();
+    let fd = sock.as_raw_fd();
+    let mut rx = Receiver::new(idle_timeout);
+    let mut buf = vec![0u8; 65_536];
+    let mut next_gc = 1.0;
+    loop {
+        let now = t0.elapsed().as_secs_f64();
+        if net::stopping() || until.is_some_and(|u| now >= u) {
+            rx.close_all(now);
+            break;
+        }
+        let mut tx = SockTx { sock: &sock, errors: 0 };
+        let unix = net::unix_now();
+        for _ in 0..1024 {
+            match sock.recv_from(&mut buf) {
+                Ok((n, peer)) => {
+                    let now = t0.elapsed().as_secs_f64();
+                    rx.on_datagram(&buf[..n], peer, now, unix, &mut tx);
+                }
+                Err(_) => break,
+            }
+        }
+        if now >= next_gc {
+            rx.gc(now);
+            next_gc = now + 1.0;
+        }
+        if let Some(o) = &out {
+            for r in rx.take_records() {
+                o.write(&r);
+            }
+        } else {
+            rx.take_records();
+        }
+        let mut wait = (next_gc - t0.elapsed().as_secs_f64()).clamp(0.0, 1.0);
+        if let Some(u) = until {
+            wait = wait.min((u - now).max(0.0));
+        }
+        if wait > 0.0 {
+            net::wait_readable(fd, Some(Duration::from_secs_f64(wait)));
+        }
+    }
+    if let Some(o) = &out {
+        for r in rx.take_records() {
+            o.write(&r);
+        }
+    }
+    rx
+}

@@ -1,0 +1,294 @@
+//! The receiving side: one state per (sender address, flow id). Data is
+//! reassembled and handed to the "application" strictly in order, exactly
+//! once; the application checks every byte against the flow's pattern.
+//! Every DATA packet is acknowledged (duplicates too), echoing the rate the
+//! routers stamped into it.
+//!
+//! Like the sender, this is pure logic: time and a [`Tx`] come from the caller.
+
+use crate::pattern;
+use crate::rangeset::RangeSet;
+use crate::record::{round, RecvRecord};
+use crate::sender::Tx;
+use crate::wire::{self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED};
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+
+/// Bytes beyond the cumulative ack a receiver buffers (announced in SYNACK
+/// and every ACK).
+pub const RECV_WINDOW: u32 = 16 << 20;
+/// How long a closed flow is remembered (to answer repeated FINs and drop
+/// late duplicates quietly).
+const TOMBSTONE_S: f64 = 30.0;
+
+struct RecvFlow {
+    flow_id: u32,
+    peer: SocketAddr,
+    size: Option<u64>,
+    cc: u8,
+    created: f64,
+    created_unix: f64,
+    last_active: f64,
+    /// Everything below `cum` was delivered to the application.
+    cum: u64,
+    /// Out-of-order data, disjoint pieces keyed by offset.
+    ooo: BTreeMap<u64, Vec<u8>>,
+    ooo_bytes: u64,
+    /// Which bytes above `cum` are buffered.
+    have: RangeSet,
+    verified: bool,
+    data_pkts: u64,
+    dup_pkts: u64,
+}
+
+impl RecvFlow {
+    /// The application reads `data` at `self.cum` (in order).
+    fn deliver(&mut self, data: &[u8]) {
+        if !pattern::check(self.flow_id, self.cum, data) {
+            self.verified = false;
+        }
+        self.cum += data.len() as u64;
+    }
+
+    /// Accept DATA `[off, off + payload.len())`; false if nothing was new.
+    fn on_data(&mut self, off: u64, payload: &[u8]) -> bool {
+        let end = off + payload.len() as u64;
+        if end <= self.cum {
+            return false;
+        }
+        if off == self.cum && self.ooo.is_empty() {
+            self.deliver(payload); // in-order fast path
+            return true;
+        }
+        let from = off.max(self.cum);
+        let limit = self.cum + RECV_WINDOW as u64;
+        let to = end.min(limit);
+        let mut new = false;
+        for (s, e) in self.have.missing(from, to) {
+            let piece = payload[(s - off) as usize..(e - off) as usize].to_vec();
+            self.ooo_bytes += piece.len() as u64;
+            self.ooo.insert(s, piece);
+            self.have.insert(s, e);
+            new = true;
+        }
+        while let Some(piece) = self.ooo.remove(&self.cum) {
+            self.ooo_bytes -= piece.len() as u64;
+            self.deliver(&piece);
+        }
+        self.have.trim_below(self.cum);
+        new
+    }
+
+    /// SACK blocks: first the block holding the latest packet (RFC 2018),
+    /// then the lowest others.
+    fn sacks(&self, latest: u64) -> Sacks {
+        let mut s = Sacks::default();
+        let first = self.have.range_of(latest);
+        if let Some((a, b)) = first {
+            s.push(a, b);
+        }
+        for (a, b) in self.have.iter() {
+            if s.len() >= MAX_SACKS {
+                break;
+            }
+            if Some((a, b)) != first {
+                s.push(a, b);
+            }
+        }
+        s
+    }
+
+    fn record(&self, now: f64, completed: bool) -> RecvRecord {
+        RecvRecord {
+            role: "recv",
+            flow_id: self.flow_id,
+            peer: self.peer.to_string(),
+            scheme: wire::cc_name(self.cc).to_string(),
+            transport: "udp",
+            size_bytes: self.size,
+            bytes_delivered: self.cum,
+            verified: self.verified,
+            completed,
+            data_pkts: self.data_pkts,
+            duplicate_pkts: self.dup_pkts,
+            start_unix_s: round(self.created_unix, 6),
+            duration_s: round(now - self.created, 6),
+        }
+    }
+}
+
+/// Counters of what the receiver saw.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RecvStats {
+    pub datagrams: u64,
+    pub malformed: BTreeMap<&'static str, u64>,
+    /// Well-formed datagrams for no known flow, or of a type a receiver
+    /// does not take (ACK, SYNACK, FINACK).
+    pub unexpected: u64,
+    pub flows_opened: u64,
+    pub flows_completed: u64,
+    pub flows_expired: u64,
+}
+
+pub struct Receiver {
+    flows: HashMap<(SocketAddr, u32), RecvFlow>,
+    /// Closed flows: (when closed, FINACK status, final cum).
+    closed: HashMap<(SocketAddr, u32), (f64, u8, u64)>,
+    idle_timeout: f64,
+    pub stats: RecvStats,
+    buf: Vec<u8>,
+    records: Vec<RecvRecord>,
+}
+
+impl Receiver {
+    pub fn new(idle_timeout: f64) -> Receiver {
+        Receiver {
+            flows: HashMap::new(),
+            closed: HashMap::new(),
+            idle_timeout,
+            stats: RecvStats::default(),
+            buf: Vec::with_capacity(256),
+            records: Vec::new(),
+        }
+    }
+
+    /// Records of flows that ended since the last call.
+    pub fn take_records(&mut self) -> Vec<RecvRecord> {
+        std::mem::take(&mut self.records)
+    }
+
+    pub fn active_flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    fn reply(&mut self, tx: &mut dyn Tx, peer: SocketAddr, feedback: u32, common: Common, body: Body) {
+        let mut rcp = RcpHeader::new(body.ptype());
+        rcp.feedback_kbps = feedback;
+        Packet { rcp, common, body }.encode(&mut self.buf);
+        let _ = tx.send(&self.buf, peer); // a lost ACK is like a lost packet
+    }
+
+    /// Handle one UDP payload from `peer`.
+    pub fn on_datagram(&mut self, data: &[u8], peer: SocketAddr, now: f64, now_unix: f64, tx: &mut dyn Tx) {
+        self.stats.datagrams += 1;
+        let pkt = match Packet::parse(data) {
+            Ok(p) => p,
+            Err(e) => {
+                self.count_malformed(e);
+                return;
+            }
+        };
+        let key = (peer, pkt.common.flow_id);
+        let echo = pkt.common;
+        let stamped = pkt.rcp.rate_kbps;
+        match pkt.body {
+            Body::Syn { total_size, mss: _, cc } => {
+                if let Some(&(_, status, cum)) = self.closed.get(&key) {
+                    // a SYN that wandered in after the close: say it is over
+                    self.reply(tx, peer, stamped, echo, Body::FinAck { cum_ack: cum, status });
+                    return;
+                }
+                self.flows.entry(key).or_insert_with(|| {
+                    self.stats.flows_opened += 1;
+                    RecvFlow {
+                        flow_id: echo.flow_id,
+                        peer,
+                        size: if total_size == SIZE_UNKNOWN { None } else { Some(total_size) },
+                        cc,
+                        created: now,
+                        created_unix: now_unix,
+                        last_active: now,
+                        cum: 0,
+                        ooo: BTreeMap::new(),
+                        ooo_bytes: 0,
+                        have: RangeSet::new(),
+                        verified: true,
+                        data_pkts: 0,
+                        dup_pkts: 0,
+                    }
+                });
+                self.reply(tx, peer, stamped, echo, Body::SynAck { window: RECV_WINDOW });
+            }
+            Body::Data { offset, payload } => {
+                let Some(f) = self.flows.get_mut(&key) else {
+                    if !self.closed.contains_key(&key) {
+                        self.stats.unexpected += 1;
+                    }
+                    return;
+                };
+                f.last_active = now;
+                f.data_pkts += 1;
+                if let Some(size) = f.size {
+                    if offset + payload.len() as u64 > size {
+                        f.verified = false; // data beyond the announced size
+                    }
+                }
+                if !f.on_data(offset, payload) {
+                    f.dup_pkts += 1;
+                }
+                let sacks = f.sacks(offset);
+                let body = Body::Ack { cum_ack: f.cum, window: RECV_WINDOW, sacks };
+                self.reply(tx, peer, stamped, echo, body);
+            }
+            Body::Fin { final_size } => {
+                if let Some(&(_, status, cum)) = self.closed.get(&key) {
+                    self.reply(tx, peer, stamped, echo, Body::FinAck { cum_ack: cum, status });
+                    return;
+                }
+                let Some(f) = self.flows.get(&key) else {
+                    self.stats.unexpected += 1;
+                    return;
+                };
+                if f.cum < final_size {
+                    // cannot happen with our sender; answer with what we have
+                    let body = Body::Ack { cum_ack: f.cum, window: RECV_WINDOW, sacks: f.sacks(f.cum) };
+                    self.reply(tx, peer, stamped, echo, body);
+                    return;
+                }
+                let ok = f.verified && f.cum == final_size && f.size.map_or(true, |s| s == final_size);
+                let status = if ok { STATUS_VERIFIED } else { 0 };
+                let mut rec = f.record(now, true);
+                rec.verified = ok;
+                rec.size_bytes = Some(final_size);
+                let cum = f.cum;
+                self.records.push(rec);
+                self.flows.remove(&key);
+                self.closed.insert(key, (now, status, cum));
+                self.stats.flows_completed += 1;
+                self.reply(tx, peer, stamped, echo, Body::FinAck { cum_ack: cum, status });
+            }
+            Body::Ack { .. } | Body::SynAck { .. } | Body::FinAck { .. } => self.stats.unexpected += 1,
+        }
+    }
+
+    fn count_malformed(&mut self, e: ParseError) {
+        *self.stats.malformed.entry(e.reason()).or_insert(0) += 1;
+    }
+
+    /// Forget idle flows (recording them as incomplete) and old tombstones.
+    pub fn gc(&mut self, now: f64) {
+        let idle = self.idle_timeout;
+        let expired: Vec<(SocketAddr, u32)> =
+            self.flows.iter().filter(|(_, f)| now - f.last_active > idle).map(|(k, _)| *k).collect();
+        for k in expired {
+            if let Some(f) = self.flows.remove(&k) {
+                self.records.push(f.record(now, false));
+                self.stats.flows_expired += 1;
+            }
+        }
+        self.closed.retain(|_, (t, _, _)| now - *t < TOMBSTONE_S);
+    }
+
+    /// Record every open flow as incomplete (at exit).
+    pub fn close_all(&mut self, now: f64) {
+        let flows: Vec<RecvFlow> = self.flows.drain().map(|(_, f)| f).collect();
+        for f in flows {
+            self.records.push(f.record(now, false));
+        }
+    }
+
+    #[cfg(test)]
+    pub fn buffered_bytes(&self) -> u64 {
+        self.flows.values().map(|f| f.ooo_bytes).sum()
+    }
+}

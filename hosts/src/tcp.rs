@@ -1,0 +1,278 @@
+//! The `tcp` baseline: the kernel's TCP, driven by the same client so that
+//! its flow completion time is measured like the UDP schemes'.
+//!
+//! Client -> server: a 16-byte header (`P4RT`, flow id u32, size u64;
+//! size = u64::MAX: until the client half-closes), then the flow's bytes
+//! (the same pattern as UDP flows). Server -> client, once it has read all
+//! bytes: 16 bytes (`DONE`, status u32 with bit 0 = every byte verified,
+//! bytes u64). FCT runs from just before connect() until the client has
+//! read that confirmation.
+
+use crate::net;
+use crate::pattern;
+use crate::record::{round, FlowRecord, RecvRecord, Sink};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+const HELLO: &[u8; 4] = b"P4RT";
+const DONE: &[u8; 4] = b"DONE";
+const CHUNK: usize = 64 * 1024;
+
+/// One TCP flow to run.
+#[derive(Clone, Debug)]
+pub struct TcpFlow {
+    pub flow_id: u32,
+    pub index: Option<u64>,
+    pub dst: SocketAddr,
+    /// Kernel congestion control name; CUBIC when None.
+    pub algo: Option<String>,
+    pub size: Option<u64>,
+    pub duration: Option<f64>,
+    pub timeout_s: f64,
+}
+
+fn set_congestion(s: &TcpStream, algo: &str) -> io::Result<()> {
+    let fd = s.as_raw_fd();
+    // SAFETY: pointer and length of a byte slice.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            algo.as_ptr() as *const libc::c_void,
+            algo.len() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "kernel refused TCP congestion control '{algo}' ({}); available: {}",
+                io::Error::last_os_error(),
+                std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                    .unwrap_or_default()
+                    .trim()
+            ),
+        ));
+    }
+    // check that it took effect
+    let mut name = [0u8; 16];
+    let mut len = name.len() as libc::socklen_t;
+    // SAFETY: buffer and its length.
+    let r = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_mut_ptr() as *mut libc::c_void, &mut len)
+    };
+    let got = String::from_utf8_lossy(&name[..(len as usize).min(16)]).trim_end_matches('\0').to_string();
+    if r != 0 || got != algo {
+        return Err(io::Error::other(format!("TCP congestion control is '{got}', not '{algo}'")));
+    }
+    Ok(())
+}
+
+/// (total retransmitted segments, segments sent, smoothed RTT ms, min RTT
+/// unknown) from TCP_INFO.
+fn tcp_info(s: &TcpStream) -> Option<(u64, u64, f64)> {
+    // SAFETY: zeroed plain-data struct filled by getsockopt.
+    let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut ti as *mut libc::tcp_info as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return None;
+    }
+    Some((ti.tcpi_total_retrans as u64, ti.tcpi_segs_out as u64, ti.tcpi_rtt as f64 / 1000.0))
+}
+
+fn remaining(deadline: Instant) -> io::Result<Duration> {
+    let now = Instant::now();
+    if now >= deadline {
+        Err(io::Error::new(io::ErrorKind::TimedOut, "flow timeout"))
+    } else {
+        Ok((deadline - now).max(Duration::from_millis(1)))
+    }
+}
+
+/// Run one flow to completion (or its timeout) and return its record.
+pub fn run_flow(f: &TcpFlow) -> FlowRecord {
+    let algo = f.algo.clone().unwrap_or_else(|| "cubic".to_string());
+    let scheme = match &f.algo {
+        None => "tcp".to_string(),
+        Some(a) => format!("tcp:{a}"),
+    };
+    let mut rec = FlowRecord {
+        flow_id: f.flow_id,
+        index: f.index,
+        scheme,
+        dst: f.dst.to_string(),
+        start_unix_s: round(net::unix_now(), 6),
+        ..Default::default()
+    };
+    let t0 = Instant::now();
+    let deadline = t0 + Duration::from_secs_f64(f.timeout_s);
+    let mut sent: u64 = 0;
+    let mut stream: Option<TcpStream> = None;
+    let result = (|| -> io::Result<(u32, u64)> {
+        let s = TcpStream::connect_timeout(&f.dst, remaining(deadline)?)?;
+        stream = Some(s.try_clone()?);
+        set_congestion(&s, &algo)?;
+        let mut s = s;
+        let mut hello = Vec::with_capacity(16);
+        hello.extend_from_slice(HELLO);
+        hello.extend_from_slice(&f.flow_id.to_be_bytes());
+        hello.extend_from_slice(&f.size.unwrap_or(u64::MAX).to_be_bytes());
+        s.set_write_timeout(Some(remaining(deadline)?))?;
+        s.write_all(&hello)?;
+        let stop_at = f.duration.map(|d| t0 + Duration::from_secs_f64(d));
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = match f.size {
+                Some(size) => (size - sent).min(CHUNK as u64) as usize,
+                None => {
+                    if stop_at.is_some_and(|t| Instant::now() >= t) {
+                        0
+                    } else {
+                        CHUNK
+                    }
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            pattern::fill(f.flow_id, sent, &mut buf[..n]);
+            s.set_write_timeout(Some(remaining(deadline)?))?;
+            s.write_all(&buf[..n])?;
+            sent += n as u64;
+        }
+        s.shutdown(Shutdown::Write)?;
+        let mut done = [0u8; 16];
+        s.set_read_timeout(Some(remaining(deadline)?))?;
+        s.read_exact(&mut done)?;
+        if &done[..4] != DONE {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "bad confirmation"));
+        }
+        let status = u32::from_be_bytes([done[4], done[5], done[6], done[7]]);
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&done[8..16]);
+        Ok((status, u64::from_be_bytes(b)))
+    })();
+    let fct = t0.elapsed().as_secs_f64();
+    rec.size_bytes = f.size.unwrap_or(sent);
+    if let Some(s) = &stream {
+        if let Some((retx, segs, rtt_ms)) = tcp_info(s) {
+            rec.retransmissions = retx;
+            rec.packets_sent = segs;
+            rec.srtt_ms = Some(round(rtt_ms, 3));
+        }
+    }
+    match result {
+        Ok((status, bytes)) if bytes == rec.size_bytes => {
+            rec.completed = true;
+            rec.verified = Some(status & 1 == 1);
+            rec.fct_s = Some(round(fct, 6));
+            rec.mean_rate_kbps = Some(round(rec.size_bytes as f64 * 8.0 / fct.max(1e-9) / 1000.0, 3));
+        }
+        Ok((_, bytes)) => {
+            rec.verified = Some(false);
+            rec.error = Some(format!("receiver confirmed {bytes} of {} bytes", rec.size_bytes));
+        }
+        Err(e) => rec.error = Some(format!("tcp: {e}")),
+    }
+    rec
+}
+
+/// Serve one connection: read the header and the bytes, check them,
+/// confirm. Returns the receiver's record.
+fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
+    let t0 = Instant::now();
+    let mut rec = RecvRecord {
+        role: "recv",
+        peer: peer.to_string(),
+        scheme: "tcp".into(),
+        transport: "tcp",
+        start_unix_s: round(net::unix_now(), 6),
+        ..Default::default()
+    };
+    let r = (|| -> io::Result<()> {
+        s.set_read_timeout(Some(idle))?;
+        let mut hello = [0u8; 16];
+        s.read_exact(&mut hello)?;
+        if &hello[..4] != HELLO {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "not a p4rcp TCP flow"));
+        }
+        rec.flow_id = u32::from_be_bytes([hello[4], hello[5], hello[6], hello[7]]);
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&hello[8..16]);
+        let size = u64::from_be_bytes(b);
+        rec.size_bytes = if size == u64::MAX { None } else { Some(size) };
+        rec.verified = true;
+        let mut buf = vec![0u8; CHUNK];
+        let mut got: u64 = 0;
+        loop {
+            let want = match rec.size_bytes {
+                Some(sz) => (sz - got).min(CHUNK as u64) as usize,
+                None => CHUNK,
+            };
+            if want == 0 {
+                break;
+            }
+            let n = s.read(&mut buf[..want])?;
+            if n == 0 {
+                break; // EOF
+            }
+            if !pattern::check(rec.flow_id, got, &buf[..n]) {
+                rec.verified = false;
+            }
+            got += n as u64;
+        }
+        rec.bytes_delivered = got;
+        rec.completed = rec.size_bytes.map_or(true, |sz| got == sz);
+        let mut done = Vec::with_capacity(16);
+        done.extend_from_slice(DONE);
+        let status: u32 = if rec.verified && rec.completed { 1 } else { 0 };
+        done.extend_from_slice(&status.to_be_bytes());
+        done.extend_from_slice(&got.to_be_bytes());
+        s.write_all(&done)?;
+        // let the client read the confirmation before the socket closes
+        s.shutdown(Shutdown::Write)?;
+        let mut sink = [0u8; 64];
+        while let Ok(n) = s.read(&mut sink) {
+            if n == 0 {
+                break;
+            }
+        }
+        Ok(())
+    })();
+    if r.is_err() {
+        rec.completed = false;
+    }
+    rec.verified = rec.verified && rec.completed;
+    rec.duration_s = round(t0.elapsed().as_secs_f64(), 6);
+    rec
+}
+
+/// Accept TCP flows on `listener` forever, one thread per connection.
+pub fn serve_forever(listener: TcpListener, out: Option<Sink>, idle: Duration) {
+    for conn in listener.incoming() {
+        let Ok(s) = conn else { continue };
+        let peer = s.peer_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+        let out = out.clone();
+        let spawned = std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
+            let rec = serve(s, peer, idle);
+            if let Some(o) = out {
+                o.write(&rec);
+            }
+        });
+        if spawned.is_err() {
+            eprintln!("p4rcp-host: cannot start a thread for a TCP flow from {peer}");
+        }
+    }
+}

@@ -1,0 +1,60 @@
+// The RCP router's per-packet work on TNA, egress port p: three additions and
+// two comparisons, each addition one RegisterAction of a stateful ALU.
+//
+// Cells are 32 bits, Tofino's stateful-ALU width. Counters wrap; the control
+// plane takes deltas modulo 2^32 (control_plane/loop.py counter_delta with
+// counter_bits = 32), which is exact while less than 2 GB cross a port
+// between two reads (1.6 Tb/s at T = 10 ms). docs/porting.md has the details.
+
+control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
+                  in egress_intrinsic_metadata_t eg_intr_md,
+                  in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+                  inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+                  inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    @name(".rcp_input_bytes") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_input_bytes;
+    @name(".rcp_rtt_sum")     Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_sum;
+    @name(".rcp_rtt_count")   Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_count;
+    // Queue depth on enqueue in Tofino queue cells (80 bytes on Tofino 1).
+    @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
+    // R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
+    @name(".rcp_rate")        Register<rate_kbps_t, PortId_t>(NUM_PORTS, 0) rcp_rate;
+
+    RegisterAction<bit<32>, PortId_t, void>(rcp_input_bytes) add_input_bytes = {
+        void apply(inout bit<32> bytes) { bytes = bytes + (bit<32>) eg_intr_md.pkt_length; }   // addition 1
+    };
+    RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {
+        void apply(inout bit<32> sum) { sum = sum + hdr.rcp.rtt_us; }                           // addition 2
+    };
+    RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_count) add_rtt_sample = {
+        void apply(inout bit<32> count) { count = count + 1; }                                  // addition 3
+    };
+    RegisterAction<bit<32>, PortId_t, void>(rcp_queue_depth) record_queue_depth = {
+        void apply(inout bit<32> depth) { depth = (bit<32>) eg_intr_md.enq_qdepth; }
+    };
+    // Comparison 2 runs inside the stateful ALU, next to R: it returns min(rate, R), or the rate when R = 0.
+    RegisterAction<rate_kbps_t, PortId_t, rate_kbps_t>(rcp_rate) stamp_rate = {
+        void apply(inout rate_kbps_t R, out rate_kbps_t stamped) {
+            if (R != 0 && hdr.rcp.rate_kbps > R) {
+                stamped = R;
+            } else {
+                stamped = hdr.rcp.rate_kbps;
+            }
+        }
+    };
+
+    apply {
+        PortId_t p = eg_intr_md.egress_port;
+        add_input_bytes.execute(p);
+        record_queue_depth.execute(p);
+
+        bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
+            && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN);
+        if (is_forward_rcp) {
+            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {                      // comparison 1
+                add_rtt.execute(p);
+                add_rtt_sample.execute(p);
+            }
+            hdr.rcp.rate_kbps = stamp_rate.execute(p);                                          // comparison 2
+        }
+    }
+}
