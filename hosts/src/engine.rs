@@ -194,7 +194,9 @@ impl SenderEngine {
         loop {
             let now = self.now();
             let now_ns = to_ns(now);
-            let Some(&Reverse((ns, id))) = self.heap.peek() else { break };
+            let Some(&Reverse((ns, id))) = self.heap.peek() else {
+                break;
+            };
             if ns > now_ns {
                 break;
             }
@@ -203,7 +205,10 @@ impl SenderEngine {
                 continue; // superseded by an earlier deadline
             }
             self.armed.remove(&id);
-            let mut tx = SockTx { sock: &self.sock, errors: 0 };
+            let mut tx = SockTx {
+                sock: &self.sock,
+                errors: 0,
+            };
             if let Some(f) = self.flows.get_mut(&id) {
                 f.on_timer(now, &mut tx);
             }
@@ -228,7 +233,10 @@ impl SenderEngine {
             };
             let id = pkt.common.flow_id;
             let now = self.now();
-            let mut tx = SockTx { sock: &self.sock, errors: 0 };
+            let mut tx = SockTx {
+                sock: &self.sock,
+                errors: 0,
+            };
             match self.flows.get_mut(&id) {
                 Some(f) => f.on_packet(&pkt, now, &mut tx),
                 None => {

@@ -102,7 +102,11 @@ struct DirStats {
 }
 
 pub fn run(a: LinkemArgs) -> Result<ExitCode, String> {
-    for (name, p) in [("--loss", a.loss), ("--loss-back", a.loss_back), ("--reorder", a.reorder)] {
+    for (name, p) in [
+        ("--loss", a.loss),
+        ("--loss-back", a.loss_back),
+        ("--reorder", a.reorder),
+    ] {
         if !(0.0..=100.0).contains(&p) {
             return Err(format!("{name} must be a percentage in [0, 100], got {p}"));
         }
@@ -127,8 +131,16 @@ pub fn run(a: LinkemArgs) -> Result<ExitCode, String> {
     let mut buf = vec![0u8; 65_536];
     let now_s = |t0: &Instant| t0.elapsed().as_secs_f64();
     let mut pfds = [
-        libc::pollfd { fd: ta.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: tb.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd {
+            fd: ta.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: tb.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
     ];
     while !net::stopping() {
         let now = now_s(&t0);
@@ -224,7 +236,10 @@ pub fn run(a: LinkemArgs) -> Result<ExitCode, String> {
             next = next.min(line_free.max(*arrived) + frame * 8.0 / (rate * 1000.0));
         }
         let wait = (next - now).max(0.0);
-        let ts = libc::timespec { tv_sec: wait as libc::time_t, tv_nsec: ((wait.fract()) * 1e9) as libc::c_long };
+        let ts = libc::timespec {
+            tv_sec: wait as libc::time_t,
+            tv_nsec: ((wait.fract()) * 1e9) as libc::c_long,
+        };
         for p in pfds.iter_mut() {
             p.revents = 0;
         }
@@ -233,7 +248,10 @@ pub fn run(a: LinkemArgs) -> Result<ExitCode, String> {
             libc::ppoll(pfds.as_mut_ptr(), 2, &ts, std::ptr::null());
         }
     }
-    eprintln!("{}", serde_json::json!({"event": "linkem_stats", "a_to_b": ab, "b_to_a": ba}));
+    eprintln!(
+        "{}",
+        serde_json::json!({"event": "linkem_stats", "a_to_b": ab, "b_to_a": ba})
+    );
     let _ = ta.flush();
     Ok(ExitCode::SUCCESS)
 }

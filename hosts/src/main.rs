@@ -17,7 +17,6 @@ mod wire;
 #[cfg(test)]
 mod sim;
 
-
 use cc::CcSpec;
 use clap::{Args, Parser, Subcommand};
 use engine::{Arrivals, SenderEngine};
@@ -28,7 +27,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "p4rcp-host", version, about = "p4rcp end hosts: RCP, PCC Allegro/Vivace, fixed-rate and TCP flows")]
+#[command(
+    name = "p4rcp-host",
+    version,
+    about = "p4rcp end hosts: RCP, PCC Allegro/Vivace, fixed-rate and TCP flows"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -114,9 +117,16 @@ struct SendArgs {
     /// Instead of --size: send new data for this long, then finish.
     #[arg(long, value_parser = units::parse_duration)]
     duration: Option<Duration>,
-    /// Flow id (default: random).
+    /// Flow id (default: random); with --flows N, ids flow_id .. flow_id+N-1.
     #[arg(long)]
     flow_id: Option<u32>,
+    /// Send N such flows at once (one process, one socket; TCP: N threads).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    flows: u32,
+    /// Print the sender's counters (CPU seconds, datagrams, ...) as one JSON
+    /// line on stderr at the end.
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(Args)]
@@ -166,7 +176,11 @@ fn resolve(to: &str, default_port: u16) -> Result<SocketAddr, String> {
     if let Ok(sa) = to.parse::<SocketAddr>() {
         return Ok(sa);
     }
-    let with_port = if to.contains(':') { to.to_string() } else { format!("{to}:{default_port}") };
+    let with_port = if to.contains(':') {
+        to.to_string()
+    } else {
+        format!("{to}:{default_port}")
+    };
     with_port
         .to_socket_addrs()
         .map_err(|e| format!("bad address '{to}': {e}"))?
@@ -189,26 +203,43 @@ fn cmd_recv(a: RecvArgs) -> Result<ExitCode, String> {
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
     if a.tcp_port != 0 {
         let taddr = SocketAddr::new(bind.ip(), a.tcp_port);
-        let l = TcpListener::bind(taddr).map_err(|e| format!("cannot bind TCP {taddr}: {e} (--tcp-port 0 disables TCP)"))?;
+        let l = TcpListener::bind(taddr)
+            .map_err(|e| format!("cannot bind TCP {taddr}: {e} (--tcp-port 0 disables TCP)"))?;
         let out = out.clone();
         let idle = a.idle_timeout;
         std::thread::spawn(move || tcp::serve_forever(l, out, idle));
     }
-    eprintln!("p4rcp-host: receiving on udp {bind}{}", if a.tcp_port != 0 { format!(", tcp port {}", a.tcp_port) } else { String::new() });
-    let rx = engine::run_receiver(sock, a.idle_timeout.as_secs_f64(), a.duration.map(|d| d.as_secs_f64()), out);
+    eprintln!(
+        "p4rcp-host: receiving on udp {bind}{}",
+        if a.tcp_port != 0 {
+            format!(", tcp port {}", a.tcp_port)
+        } else {
+            String::new()
+        }
+    );
+    let rx = engine::run_receiver(
+        sock,
+        a.idle_timeout.as_secs_f64(),
+        a.duration.map(|d| d.as_secs_f64()),
+        out,
+    );
     eprintln!("{}", serde_json::json!({"event": "recv_stats", "stats": rx.stats}));
     Ok(ExitCode::SUCCESS)
 }
 
-/// Arrivals of `send`: one flow at time 0.
-struct OneFlow(Option<(FlowParams, Box<dyn cc::RateController>)>);
+/// Arrivals of `send`: all flows at time 0.
+struct AtOnce(Vec<(FlowParams, Box<dyn cc::RateController>)>);
 
-impl Arrivals for OneFlow {
+impl Arrivals for AtOnce {
     fn next_time(&self) -> Option<f64> {
-        self.0.as_ref().map(|_| 0.0)
+        if self.0.is_empty() {
+            None
+        } else {
+            Some(0.0)
+        }
     }
     fn take(&mut self, _now: f64) -> Option<(FlowParams, Box<dyn cc::RateController>)> {
-        self.0.take()
+        self.0.pop()
     }
 }
 
@@ -242,35 +273,73 @@ fn sinks(f: &FlowArgs) -> Result<(Sink, Option<Sink>), String> {
 fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
     let (out, trace) = sinks(f)?;
-    let flow_id = a.flow_id.unwrap_or_else(random_u32);
+    let first_id = a.flow_id.unwrap_or_else(random_u32);
+    let ids: Vec<u32> = (0..a.flows).map(|i| first_id.wrapping_add(i)).collect();
     let duration = a.duration.map(|d| d.as_secs_f64());
     net::install_signal_handlers();
     net::tighten_timer_slack();
     if let CcSpec::Tcp(algo) = &f.cc {
         let dst = SocketAddr::new(resolve(&f.to, f.tcp_port)?.ip(), f.tcp_port);
-        let rec = tcp::run_flow(&tcp::TcpFlow {
-            flow_id,
-            index: None,
-            dst,
-            algo: algo.clone(),
-            size: a.size,
-            duration,
-            timeout_s: f.timeout.as_secs_f64(),
+        let cpu0 = net::cpu_seconds();
+        let t0 = std::time::Instant::now();
+        let handles: Vec<_> = ids
+            .iter()
+            .map(|&flow_id| {
+                let flow = tcp::TcpFlow {
+                    flow_id,
+                    index: None,
+                    dst,
+                    algo: algo.clone(),
+                    size: a.size,
+                    duration,
+                    timeout_s: f.timeout.as_secs_f64(),
+                };
+                let out = out.clone();
+                std::thread::spawn(move || {
+                    let rec = tcp::run_flow(&flow);
+                    out.write(&rec);
+                    rec.completed && rec.verified != Some(false)
+                })
+            })
+            .collect();
+        let ok = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(false))
+            .filter(|x| *x)
+            .count();
+        if a.stats {
+            eprintln!(
+                "{}",
+                serde_json::json!({"event": "send_stats", "stats": {"flows_started": ids.len(), "flows_completed": ok, "cpu_s": net::cpu_seconds() - cpu0, "wall_s": t0.elapsed().as_secs_f64()}})
+            );
+        }
+        return Ok(if ok == ids.len() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
         });
-        out.write(&rec);
-        return Ok(if rec.completed && rec.verified != Some(false) { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     let dst = resolve(&f.to, wire::RCP_UDP_PORT)?;
     let bind = resolve(&f.bind, 0)?;
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
-    let p = flow_params(f, flow_id, dst, a.size, duration);
-    let cc = f.cc.build(flow_id as u64, f.max_rate).ok_or("no controller for this scheme")?;
+    let mut flows = Vec::new();
+    for &id in ids.iter().rev() {
+        let p = flow_params(f, id, dst, a.size, duration);
+        let cc =
+            f.cc.build(id as u64, f.max_rate)
+                .ok_or("no controller for this scheme")?;
+        flows.push((p, cc));
+    }
     let mut eng = SenderEngine::new(sock, out, trace);
-    eng.run(&mut OneFlow(Some((p, cc))));
-    if eng.stats.malformed.values().sum::<u64>() + eng.stats.unknown_flow > 0 {
+    eng.run(&mut AtOnce(flows));
+    if a.stats || eng.stats.malformed.values().sum::<u64>() + eng.stats.unknown_flow > 0 {
         eprintln!("{}", serde_json::json!({"event": "send_stats", "stats": eng.stats}));
     }
-    Ok(if eng.stats.flows_completed == 1 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if eng.stats.flows_completed == ids.len() as u64 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Arrivals of `traffic` over UDP.
@@ -292,7 +361,10 @@ impl Arrivals for UdpArrivals<'_> {
         let id = self.base_id.wrapping_add(index as u32);
         let mut p = flow_params(self.f, id, self.dst, Some(size), None);
         p.index = Some(index);
-        let cc = self.f.cc.build(self.seed ^ ((index + 1) * 0x9E37_79B9), self.f.max_rate)?;
+        let cc = self
+            .f
+            .cc
+            .build(self.seed ^ ((index + 1) * 0x9E37_79B9), self.f.max_rate)?;
         Some((p, cc))
     }
 }
@@ -328,7 +400,13 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let bind = resolve(&f.bind, 0)?;
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
     let mut eng = SenderEngine::new(sock, out, trace);
-    let mut arr = UdpArrivals { w, f, dst, base_id, seed: a.seed };
+    let mut arr = UdpArrivals {
+        w,
+        f,
+        dst,
+        base_id,
+        seed: a.seed,
+    };
     eng.run(&mut arr);
     eprintln!("{}", serde_json::json!({"event": "traffic_stats", "stats": eng.stats}));
     Ok(ExitCode::SUCCESS)
@@ -366,7 +444,10 @@ fn run_tcp_traffic(
             timeout_s,
         };
         let out = out.clone();
-        match std::thread::Builder::new().stack_size(256 * 1024).spawn(move || out.write(&tcp::run_flow(&flow))) {
+        match std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || out.write(&tcp::run_flow(&flow)))
+        {
             Ok(h) => {
                 handles.push(h);
                 started += 1;

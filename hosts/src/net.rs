@@ -74,11 +74,18 @@ pub fn udp_socket(bind: SocketAddr) -> io::Result<UdpSocket> {
 /// Returns true if readable. Uses ppoll, whose timeout has nanosecond
 /// resolution (hrtimers), unlike SO_RCVTIMEO.
 pub fn wait_readable(fd: i32, timeout: Option<Duration>) -> bool {
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
     let ts;
     let tsp = match timeout {
         Some(d) => {
-            ts = libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long };
+            ts = libc::timespec {
+                tv_sec: d.as_secs() as libc::time_t,
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            };
             &ts as *const libc::timespec
         }
         None => std::ptr::null(),
@@ -95,7 +102,10 @@ pub fn is_transient(e: &io::Error) -> bool {
 
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 /// CPU seconds (user + system) this process has used.

@@ -19,6 +19,7 @@ fn word(flow_id: u32, w: u64) -> [u8; 8] {
 }
 
 /// The byte at `offset` of flow `flow_id`.
+#[cfg(test)]
 pub fn byte_at(flow_id: u32, offset: u64) -> u8 {
     word(flow_id, offset / 8)[(offset % 8) as usize]
 }

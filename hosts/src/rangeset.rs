@@ -135,10 +135,12 @@ impl RangeSet {
         }
     }
 
+    #[cfg(test)]
     pub fn len_ranges(&self) -> usize {
         self.map.len()
     }
 
+    #[cfg(test)]
     pub fn total_bytes(&self) -> u64 {
         self.map.iter().map(|(a, b)| b - a).sum()
     }
@@ -190,7 +192,7 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(1);
         for _ in 0..200 {
             let mut r = RangeSet::new();
-            let mut bits = vec![false; 200];
+            let mut bits = [false; 200];
             for _ in 0..30 {
                 let s = rng.gen_range(0..200u64);
                 let e = rng.gen_range(s..=200u64);

@@ -157,10 +157,6 @@ impl Receiver {
         std::mem::take(&mut self.records)
     }
 
-    pub fn active_flows(&self) -> usize {
-        self.flows.len()
-    }
-
     fn reply(&mut self, tx: &mut dyn Tx, peer: SocketAddr, feedback: u32, common: Common, body: Body) {
         let mut rcp = RcpHeader::new(body.ptype());
         rcp.feedback_kbps = feedback;
@@ -193,7 +189,11 @@ impl Receiver {
                     RecvFlow {
                         flow_id: echo.flow_id,
                         peer,
-                        size: if total_size == SIZE_UNKNOWN { None } else { Some(total_size) },
+                        size: if total_size == SIZE_UNKNOWN {
+                            None
+                        } else {
+                            Some(total_size)
+                        },
                         cc,
                         created: now,
                         created_unix: now_unix,
@@ -227,7 +227,11 @@ impl Receiver {
                     f.dup_pkts += 1;
                 }
                 let sacks = f.sacks(offset);
-                let body = Body::Ack { cum_ack: f.cum, window: RECV_WINDOW, sacks };
+                let body = Body::Ack {
+                    cum_ack: f.cum,
+                    window: RECV_WINDOW,
+                    sacks,
+                };
                 self.reply(tx, peer, stamped, echo, body);
             }
             Body::Fin { final_size } => {
@@ -241,11 +245,15 @@ impl Receiver {
                 };
                 if f.cum < final_size {
                     // cannot happen with our sender; answer with what we have
-                    let body = Body::Ack { cum_ack: f.cum, window: RECV_WINDOW, sacks: f.sacks(f.cum) };
+                    let body = Body::Ack {
+                        cum_ack: f.cum,
+                        window: RECV_WINDOW,
+                        sacks: f.sacks(f.cum),
+                    };
                     self.reply(tx, peer, stamped, echo, body);
                     return;
                 }
-                let ok = f.verified && f.cum == final_size && f.size.map_or(true, |s| s == final_size);
+                let ok = f.verified && f.cum == final_size && f.size.is_none_or(|s| s == final_size);
                 let status = if ok { STATUS_VERIFIED } else { 0 };
                 let mut rec = f.record(now, true);
                 rec.verified = ok;
@@ -268,8 +276,12 @@ impl Receiver {
     /// Forget idle flows (recording them as incomplete) and old tombstones.
     pub fn gc(&mut self, now: f64) {
         let idle = self.idle_timeout;
-        let expired: Vec<(SocketAddr, u32)> =
-            self.flows.iter().filter(|(_, f)| now - f.last_active > idle).map(|(k, _)| *k).collect();
+        let expired: Vec<(SocketAddr, u32)> = self
+            .flows
+            .iter()
+            .filter(|(_, f)| now - f.last_active > idle)
+            .map(|(k, _)| *k)
+            .collect();
         for k in expired {
             if let Some(f) = self.flows.remove(&k) {
                 self.records.push(f.record(now, false));
@@ -290,5 +302,207 @@ impl Receiver {
     #[cfg(test)]
     pub fn buffered_bytes(&self) -> u64 {
         self.flows.values().map(|f| f.ooo_bytes).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect(Vec<Vec<u8>>);
+    impl Tx for Collect {
+        fn send(&mut self, buf: &[u8], _dst: SocketAddr) -> bool {
+            self.0.push(buf.to_vec());
+            true
+        }
+    }
+
+    fn peer() -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, 1], 40000))
+    }
+
+    fn pkt(body: Body, rate: u32) -> Vec<u8> {
+        let mut rcp = RcpHeader::new(body.ptype());
+        rcp.rate_kbps = rate;
+        let mut out = Vec::new();
+        Packet {
+            rcp,
+            common: Common {
+                flow_id: 9,
+                pkt_seq: 1,
+                ts_us: 5,
+            },
+            body,
+        }
+        .encode(&mut out);
+        out
+    }
+
+    fn data(off: u64, len: usize) -> Vec<u8> {
+        let mut payload = vec![0u8; len];
+        pattern::fill(9, off, &mut payload);
+        pkt(
+            Body::Data {
+                offset: off,
+                payload: &payload,
+            },
+            7_000,
+        )
+    }
+
+    fn last_ack(tx: &Collect) -> (u64, Vec<(u64, u64)>, u32) {
+        let p = Packet::parse(tx.0.last().map(|v| v.as_slice()).unwrap_or(&[])).unwrap_or_else(|e| panic!("{e}"));
+        match p.body {
+            Body::Ack { cum_ack, sacks, .. } => (cum_ack, sacks.as_slice().to_vec(), p.rcp.feedback_kbps),
+            b => panic!("not an ACK: {b:?}"),
+        }
+    }
+
+    fn open(rx: &mut Receiver, tx: &mut Collect, size: u64) {
+        rx.on_datagram(
+            &pkt(
+                Body::Syn {
+                    total_size: size,
+                    mss: 1000,
+                    cc: 1,
+                },
+                9_000,
+            ),
+            peer(),
+            0.0,
+            0.0,
+            tx,
+        );
+        let p = Packet::parse(&tx.0[0]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.body, Body::SynAck { window: RECV_WINDOW });
+        assert_eq!(p.rcp.feedback_kbps, 9_000); // the SYN's stamped rate echoed
+        assert_eq!(
+            p.common,
+            Common {
+                flow_id: 9,
+                pkt_seq: 1,
+                ts_us: 5
+            }
+        );
+    }
+
+    #[test]
+    fn reassembles_out_of_order_and_sacks() {
+        let mut rx = Receiver::new(60.0);
+        let mut tx = Collect::default();
+        open(&mut rx, &mut tx, 4000);
+        rx.on_datagram(&data(2000, 1000), peer(), 0.1, 0.0, &mut tx);
+        assert_eq!(last_ack(&tx), (0, vec![(2000, 3000)], 7_000));
+        rx.on_datagram(&data(0, 1000), peer(), 0.1, 0.0, &mut tx);
+        assert_eq!(last_ack(&tx).0, 1000);
+        assert_eq!(rx.buffered_bytes(), 1000);
+        // an overlapping retransmission fills the hole
+        rx.on_datagram(&data(800, 1200), peer(), 0.1, 0.0, &mut tx);
+        assert_eq!(last_ack(&tx), (3000, vec![], 7_000));
+        assert_eq!(rx.buffered_bytes(), 0);
+        // a duplicate is acknowledged and counted
+        rx.on_datagram(&data(0, 1000), peer(), 0.1, 0.0, &mut tx);
+        assert_eq!(last_ack(&tx).0, 3000);
+        rx.on_datagram(&data(3000, 1000), peer(), 0.1, 0.0, &mut tx);
+        rx.on_datagram(&pkt(Body::Fin { final_size: 4000 }, 1), peer(), 0.2, 0.0, &mut tx);
+        let fin_bytes = tx.0.last().cloned().unwrap_or_default();
+        let fin = Packet::parse(&fin_bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            fin.body,
+            Body::FinAck {
+                cum_ack: 4000,
+                status: STATUS_VERIFIED
+            }
+        );
+        let recs = rx.take_records();
+        assert_eq!(recs.len(), 1);
+        assert!(recs[0].verified && recs[0].completed);
+        assert_eq!(
+            (recs[0].bytes_delivered, recs[0].duplicate_pkts, recs[0].data_pkts),
+            (4000, 1, 5)
+        );
+        // a repeated FIN gets the same answer
+        rx.on_datagram(&pkt(Body::Fin { final_size: 4000 }, 1), peer(), 0.3, 0.0, &mut tx);
+        assert_eq!(
+            Packet::parse(tx.0.last().map(|v| v.as_slice()).unwrap_or(&[]))
+                .map(|p| p.body)
+                .ok(),
+            Some(fin.body)
+        );
+    }
+
+    #[test]
+    fn sack_blocks_put_the_latest_first() {
+        let mut rx = Receiver::new(60.0);
+        let mut tx = Collect::default();
+        open(&mut rx, &mut tx, 100_000);
+        for off in [2000, 4000, 6000, 8000, 10000] {
+            rx.on_datagram(&data(off, 1000), peer(), 0.1, 0.0, &mut tx);
+        }
+        // latest (10000) first, then the lowest others, 4 at most
+        assert_eq!(
+            last_ack(&tx).1,
+            vec![(10000, 11000), (2000, 3000), (4000, 5000), (6000, 7000)]
+        );
+    }
+
+    #[test]
+    fn corrupt_content_is_reported() {
+        let mut rx = Receiver::new(60.0);
+        let mut tx = Collect::default();
+        open(&mut rx, &mut tx, 1000);
+        let mut d = data(0, 1000);
+        let n = d.len();
+        d[n - 1] ^= 0xff;
+        rx.on_datagram(&d, peer(), 0.1, 0.0, &mut tx);
+        rx.on_datagram(&pkt(Body::Fin { final_size: 1000 }, 1), peer(), 0.2, 0.0, &mut tx);
+        let fin = Packet::parse(tx.0.last().map(|v| v.as_slice()).unwrap_or(&[]))
+            .map(|p| p.body)
+            .ok();
+        assert_eq!(
+            fin,
+            Some(Body::FinAck {
+                cum_ack: 1000,
+                status: 0
+            })
+        );
+        assert!(!rx.take_records()[0].verified);
+    }
+
+    #[test]
+    fn idle_flows_expire_and_strangers_are_counted() {
+        let mut rx = Receiver::new(5.0);
+        let mut tx = Collect::default();
+        open(&mut rx, &mut tx, 10_000);
+        rx.on_datagram(&data(0, 1000), peer(), 1.0, 0.0, &mut tx);
+        // DATA of an unknown flow, an ACK, garbage
+        let other = SocketAddr::from(([10, 0, 0, 3], 1));
+        rx.on_datagram(&data(0, 1000), other, 1.0, 0.0, &mut tx);
+        rx.on_datagram(
+            &pkt(
+                Body::Ack {
+                    cum_ack: 0,
+                    window: 0,
+                    sacks: Sacks::default(),
+                },
+                0,
+            ),
+            peer(),
+            1.0,
+            0.0,
+            &mut tx,
+        );
+        rx.on_datagram(&[1, 2, 3], peer(), 1.0, 0.0, &mut tx);
+        assert_eq!(rx.stats.unexpected, 2);
+        assert_eq!(rx.stats.malformed.get("too_short"), Some(&1));
+        rx.gc(4.0);
+        assert!(rx.take_records().is_empty());
+        rx.gc(6.5);
+        let recs = rx.take_records();
+        assert_eq!(recs.len(), 1);
+        assert!(!recs[0].completed);
+        assert_eq!(recs[0].bytes_delivered, 1000);
+        assert_eq!(rx.stats.flows_expired, 1);
     }
 }

@@ -101,11 +101,15 @@ pub struct Sink {
 
 impl Sink {
     pub fn stdout() -> Sink {
-        Sink { inner: Arc::new(Mutex::new(Box::new(io::stdout()))) }
+        Sink {
+            inner: Arc::new(Mutex::new(Box::new(io::stdout()))),
+        }
     }
     pub fn append(path: &str) -> io::Result<Sink> {
         let f = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Sink { inner: Arc::new(Mutex::new(Box::new(io::BufWriter::new(f)))) })
+        Ok(Sink {
+            inner: Arc::new(Mutex::new(Box::new(io::BufWriter::new(f)))),
+        })
     }
     pub fn open(path: Option<&str>) -> Result<Sink, String> {
         match path {

@@ -39,11 +39,9 @@ pub struct LinkCfg {
 pub struct SimResult {
     pub sent: FlowRecord,
     pub recv: Vec<RecvRecord>,
-    /// Application bytes acknowledged per second, over the whole run.
-    pub delivered_bytes: u64,
-    pub forward_frames: u64,
-    pub sim_time: f64,
     pub trace: Vec<crate::record::TraceLine>,
+    /// Packets declared lost that were acknowledged later.
+    pub spurious: u64,
 }
 
 impl SimResult {
@@ -65,7 +63,14 @@ impl SimResult {
 }
 
 /// Run one flow over `link` until it ends or `max_time` (virtual seconds).
-pub fn run(cc: &CcSpec, size: Option<u64>, duration: Option<f64>, link: LinkCfg, seed: u64, max_time: f64) -> SimResult {
+pub fn run(
+    cc: &CcSpec,
+    size: Option<u64>,
+    duration: Option<f64>,
+    link: LinkCfg,
+    seed: u64,
+    max_time: f64,
+) -> SimResult {
     let sender_addr: SocketAddr = "10.0.0.1:40000".parse().unwrap_or_else(|_| unreachable!());
     let recv_addr: SocketAddr = "10.0.0.2:6577".parse().unwrap_or_else(|_| unreachable!());
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -92,12 +97,14 @@ pub fn run(cc: &CcSpec, size: Option<u64>, duration: Option<f64>, link: LinkCfg,
     let mut pkts: HashMap<u64, (bool, Vec<u8>)> = HashMap::new();
     let mut seq = 0u64;
     let mut line_free = 0.0f64;
-    let mut forward_frames = 0u64;
     let mut recv_records = Vec::new();
     let mut t = 0.0f64;
     let ns = |x: f64| (x * 1e9).round() as u64;
     loop {
-        let next_ev = heap.peek().map(|Reverse((n, _))| *n as f64 / 1e9).unwrap_or(f64::INFINITY);
+        let next_ev = heap
+            .peek()
+            .map(|Reverse((n, _))| *n as f64 / 1e9)
+            .unwrap_or(f64::INFINITY);
         let next = flow.next_wake().min(next_ev);
         if flow.is_done() || !next.is_finite() || next > max_time {
             break;
@@ -107,7 +114,9 @@ pub fn run(cc: &CcSpec, size: Option<u64>, duration: Option<f64>, link: LinkCfg,
         let mut back = Collect::default();
         if next_ev <= t {
             let Some(Reverse((_, id))) = heap.pop() else { break };
-            let Some((to_rx, mut bytes)) = pkts.remove(&id) else { continue };
+            let Some((to_rx, mut bytes)) = pkts.remove(&id) else {
+                continue;
+            };
             if to_rx {
                 rx.on_datagram(&bytes, sender_addr, t, t, &mut back);
                 recv_records.extend(rx.take_records());
@@ -121,7 +130,6 @@ pub fn run(cc: &CcSpec, size: Option<u64>, duration: Option<f64>, link: LinkCfg,
             flow.on_timer(t, &mut out);
         }
         for mut d in out.0 {
-            forward_frames += 1;
             if rng.gen::<f64>() < link.loss {
                 continue;
             }
@@ -168,7 +176,12 @@ pub fn run(cc: &CcSpec, size: Option<u64>, duration: Option<f64>, link: LinkCfg,
         }
     }
     let sent = flow.record();
-    SimResult { delivered_bytes: sent.size_bytes, sent, recv: recv_records, forward_frames, sim_time: t, trace }
+    SimResult {
+        sent,
+        recv: recv_records,
+        trace,
+        spurious: flow.spurious(),
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +237,15 @@ mod tests {
         }
     }
 
+    /// Heavy reordering makes the sender declare packets lost that then
+    /// arrive: it notices (spurious losses) and widens its reordering window.
+    #[test]
+    fn reordering_is_detected_as_spurious_loss() {
+        let r = run(&CcSpec::Fixed(10_000.0), Some(500_000), None, link(0.0, 0.3), 4, 60.0);
+        assert!(r.sent.completed && r.recv[0].verified);
+        assert!(r.spurious > 0, "no spurious loss detected");
+    }
+
     #[test]
     fn rcp_paces_at_the_stamped_rate() {
         let mut l = link(0.0, 0.0);
@@ -261,13 +283,30 @@ mod tests {
     #[test]
     #[ignore]
     fn explore_utilisation() {
-        let secs: f64 = std::env::var("SIM_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60.0);
-        let loss: f64 = std::env::var("SIM_LOSS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.01);
-        for cc in [CcSpec::Allegro, CcSpec::Vivace(Variant::Loss), CcSpec::Vivace(Variant::Default)] {
-            for seed in 1..=std::env::var("SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3u64) {
+        let secs: f64 = std::env::var("SIM_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(60.0);
+        let loss: f64 = std::env::var("SIM_LOSS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.01);
+        for cc in [
+            CcSpec::Allegro,
+            CcSpec::Vivace(Variant::Loss),
+            CcSpec::Vivace(Variant::Default),
+        ] {
+            for seed in 1..=std::env::var("SIM_SEEDS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(3u64)
+            {
                 let mut l = link(loss, 0.0);
                 l.loss_back = 0.0;
-                l.limit_bytes = std::env::var("SIM_BUF").ok().and_then(|s| s.parse().ok()).unwrap_or(75_000.0);
+                l.limit_bytes = std::env::var("SIM_BUF")
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(75_000.0);
                 let r = run(&cc, None, Some(secs), l, seed, secs * 5.0);
                 let mut line = format!("{:12} seed {seed}:", cc.name());
                 let mut t = 0.0;
@@ -287,25 +326,5 @@ mod tests {
         assert!(u > 0.9, "allegro: {u}");
         let u = utilisation(CcSpec::Vivace(Variant::Loss), 2, 10.0, 40.0);
         assert!(u > 0.8, "vivace-loss: {u}");
-    }
-}
-#[cfg(test)]
-mod explore2 {
-    use super::*;
-    use crate::cc::vivace::Variant;
-    #[test]
-    #[ignore]
-    fn explore_trace() {
-        let cc = match std::env::var("SIM_CC").as_deref() { Ok("allegro") => CcSpec::Allegro, Ok("vivace") => CcSpec::Vivace(Variant::Default), _ => CcSpec::Vivace(Variant::Loss) };
-        let l = LinkCfg { one_way_s: 0.015, loss: 0.01, loss_back: 0.0, reorder: 0.0, rate_kbps: 20_000.0, limit_bytes: 75_000.0, stamp_kbps: 0 };
-        let from: f64 = std::env::var("SIM_FROM").ok().and_then(|s| s.parse().ok()).unwrap_or(10.0);
-        let r = run(&cc, None, Some(from + 10.0), l, 1, 200.0);
-        for x in r.trace.iter().filter(|x| x.t_s > from && (x.event == "mi" || x.event == "sample")).take(150) {
-            if x.event == "mi" {
-                eprintln!("t {:6.3}   MI rate {:8.0} send {:8.0} thr {:8.0} loss {:.3} grad {:.4} -> now {:8.0} {}", x.t_s, x.mi_rate_kbps.unwrap_or(0.0), x.send_kbps.unwrap_or(0.0), x.throughput_kbps.unwrap_or(0.0), x.mi_loss, x.rtt_gradient.unwrap_or(0.0), x.rate_kbps, x.state);
-            } else {
-                eprintln!("t {:6.3} sample rate {:8.0} good {:8.0} srtt {:6.2}", x.t_s, x.rate_kbps, x.goodput_kbps.unwrap_or(0.0), x.srtt_ms);
-            }
-        }
     }
 }

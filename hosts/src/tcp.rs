@@ -62,11 +62,21 @@ fn set_congestion(s: &TcpStream, algo: &str) -> io::Result<()> {
     let mut len = name.len() as libc::socklen_t;
     // SAFETY: buffer and its length.
     let r = unsafe {
-        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_mut_ptr() as *mut libc::c_void, &mut len)
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
     };
-    let got = String::from_utf8_lossy(&name[..(len as usize).min(16)]).trim_end_matches('\0').to_string();
+    let got = String::from_utf8_lossy(&name[..(len as usize).min(16)])
+        .trim_end_matches('\0')
+        .to_string();
     if r != 0 || got != algo {
-        return Err(io::Error::other(format!("TCP congestion control is '{got}', not '{algo}'")));
+        return Err(io::Error::other(format!(
+            "TCP congestion control is '{got}', not '{algo}'"
+        )));
     }
     Ok(())
 }
@@ -89,7 +99,11 @@ fn tcp_info(s: &TcpStream) -> Option<(u64, u64, f64)> {
     if r != 0 {
         return None;
     }
-    Some((ti.tcpi_total_retrans as u64, ti.tcpi_segs_out as u64, ti.tcpi_rtt as f64 / 1000.0))
+    Some((
+        ti.tcpi_total_retrans as u64,
+        ti.tcpi_segs_out as u64,
+        ti.tcpi_rtt as f64 / 1000.0,
+    ))
 }
 
 fn remaining(deadline: Instant) -> io::Result<Duration> {
@@ -234,7 +248,7 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
             got += n as u64;
         }
         rec.bytes_delivered = got;
-        rec.completed = rec.size_bytes.map_or(true, |sz| got == sz);
+        rec.completed = rec.size_bytes.is_none_or(|sz| got == sz);
         let mut done = Vec::with_capacity(16);
         done.extend_from_slice(DONE);
         let status: u32 = if rec.verified && rec.completed { 1 } else { 0 };

@@ -14,10 +14,15 @@ pub const PER_PACKET_OVERHEAD: f64 = 78.0;
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeDist {
     Fixed(u64),
-    Exp { mean: f64 },
+    Exp {
+        mean: f64,
+    },
     /// Pareto with shape `shape` (> 1) and mean `mean`: scale
     /// x_m = mean (shape - 1) / shape.
-    Pareto { shape: f64, mean: f64 },
+    Pareto {
+        shape: f64,
+        mean: f64,
+    },
     /// Piecewise-linear CDF: (size bytes, cumulative probability) points.
     Cdf(Vec<(f64, f64)>),
 }
@@ -63,7 +68,9 @@ impl SizeDist {
                 let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read CDF file {path}: {e}"))?;
                 SizeDist::parse_cdf(&text).map_err(|e| format!("{path}: {e}"))
             }
-            _ => Err(format!("bad --sizes '{s}' (use fixed:BYTES, exp:MEAN, pareto:SHAPE:MEAN or cdf:FILE)")),
+            _ => Err(format!(
+                "bad --sizes '{s}' (use fixed:BYTES, exp:MEAN, pareto:SHAPE:MEAN or cdf:FILE)"
+            )),
         }
     }
 
@@ -81,10 +88,14 @@ impl SizeDist {
             if cols.len() < 2 {
                 return Err(format!("line {}: expected 'SIZE CDF'", i + 1));
             }
-            let size: f64 = cols[0].parse().map_err(|_| format!("line {}: bad size '{}'", i + 1, cols[0]))?;
+            let size: f64 = cols[0]
+                .parse()
+                .map_err(|_| format!("line {}: bad size '{}'", i + 1, cols[0]))?;
             let last = cols[cols.len() - 1];
-            let p: f64 = last.parse().map_err(|_| format!("line {}: bad probability '{last}'", i + 1))?;
-            if !(size >= 0.0 && size.is_finite()) || !(0.0..=1.0).contains(&p) {
+            let p: f64 = last
+                .parse()
+                .map_err(|_| format!("line {}: bad probability '{last}'", i + 1))?;
+            if !(size >= 0.0 && size.is_finite() && (0.0..=1.0).contains(&p)) {
                 return Err(format!("line {}: size must be >= 0 and probability in [0, 1]", i + 1));
             }
             if let Some(&(ps, pp)) = pts.last() {
@@ -141,7 +152,11 @@ impl SizeDist {
                     for w in pts.windows(2) {
                         let ((s0, p0), (s1, p1)) = (w[0], w[1]);
                         if u <= p1 {
-                            x = if p1 > p0 { s0 + (s1 - s0) * (u - p0) / (p1 - p0) } else { s1 };
+                            x = if p1 > p0 {
+                                s0 + (s1 - s0) * (u - p0) / (p1 - p0)
+                            } else {
+                                s1
+                            };
                             break;
                         }
                     }
@@ -186,7 +201,16 @@ impl Workload {
         let exp = Exp::new(lambda).map_err(|e| format!("bad arrival rate {lambda}: {e}"))?;
         let mut rng = StdRng::seed_from_u64(seed);
         let first = exp.sample(&mut rng);
-        Ok(Workload { rng, exp, sizes, duration, max_flows, next_t: first, count: 0, lambda })
+        Ok(Workload {
+            rng,
+            exp,
+            sizes,
+            duration,
+            max_flows,
+            next_t: first,
+            count: 0,
+            lambda,
+        })
     }
 
     /// Time of the next arrival (seconds from the start), if any.
@@ -216,7 +240,13 @@ mod tests {
     fn parse_specs() {
         assert_eq!(SizeDist::parse("fixed:200k"), Ok(SizeDist::Fixed(200_000)));
         assert_eq!(SizeDist::parse("exp:25000"), Ok(SizeDist::Exp { mean: 25_000.0 }));
-        assert_eq!(SizeDist::parse("pareto:1.2:25k"), Ok(SizeDist::Pareto { shape: 1.2, mean: 25_000.0 }));
+        assert_eq!(
+            SizeDist::parse("pareto:1.2:25k"),
+            Ok(SizeDist::Pareto {
+                shape: 1.2,
+                mean: 25_000.0
+            })
+        );
         assert!(SizeDist::parse("pareto:1.0:25k").is_err());
         assert!(SizeDist::parse("pareto:x:25k").is_err());
         assert!(SizeDist::parse("fixed:0").is_err());
@@ -244,12 +274,24 @@ mod tests {
     fn sample_means() {
         let mut rng = StdRng::seed_from_u64(1);
         let n = 200_000;
-        for (d, tol) in [(SizeDist::Exp { mean: 10_000.0 }, 0.02), (SizeDist::Pareto { shape: 2.5, mean: 10_000.0 }, 0.03)] {
+        for (d, tol) in [
+            (SizeDist::Exp { mean: 10_000.0 }, 0.02),
+            (
+                SizeDist::Pareto {
+                    shape: 2.5,
+                    mean: 10_000.0,
+                },
+                0.03,
+            ),
+        ] {
             let m = (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64;
             assert!((m / 10_000.0 - 1.0).abs() < tol, "{d:?}: {m}");
         }
         // Pareto never below its scale x_m = 25000 * 0.2 / 1.2 = 4166.67
-        let p = SizeDist::Pareto { shape: 1.2, mean: 25_000.0 };
+        let p = SizeDist::Pareto {
+            shape: 1.2,
+            mean: 25_000.0,
+        };
         assert!((0..10_000).all(|_| p.sample(&mut rng) >= 4166));
     }
 
@@ -273,7 +315,20 @@ mod tests {
 
     #[test]
     fn same_seed_same_flows() {
-        let mk = || Workload::new(0.7, 15_000.0, SizeDist::Pareto { shape: 1.2, mean: 25_000.0 }, 1000, 10.0, 42, None);
+        let mk = || {
+            Workload::new(
+                0.7,
+                15_000.0,
+                SizeDist::Pareto {
+                    shape: 1.2,
+                    mean: 25_000.0,
+                },
+                1000,
+                10.0,
+                42,
+                None,
+            )
+        };
         let (mut a, mut b) = match (mk(), mk()) {
             (Ok(a), Ok(b)) => (a, b),
             _ => panic!("workload"),

@@ -83,7 +83,14 @@ pub struct RcpHeader {
 
 impl RcpHeader {
     pub fn new(ptype: PktType) -> RcpHeader {
-        RcpHeader { ptype, flags: 0, reserved: 0, rate_kbps: 0, rtt_us: 0, feedback_kbps: 0 }
+        RcpHeader {
+            ptype,
+            flags: 0,
+            reserved: 0,
+            rate_kbps: 0,
+            rtt_us: 0,
+            feedback_kbps: 0,
+        }
     }
 
     /// Parse the first 16 bytes of `buf`.
@@ -155,6 +162,7 @@ impl Sacks {
     pub fn len(&self) -> usize {
         self.len as usize
     }
+    #[allow(dead_code)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -165,13 +173,31 @@ impl Sacks {
 pub enum Body<'a> {
     /// `total_size`: bytes of the flow, or [`SIZE_UNKNOWN`]; `mss`: application
     /// bytes per DATA packet; `cc`: the sender's scheme (see [`cc_code`]).
-    Syn { total_size: u64, mss: u16, cc: u8 },
+    Syn {
+        total_size: u64,
+        mss: u16,
+        cc: u8,
+    },
     /// `window`: bytes beyond the cumulative ack the receiver will buffer.
-    SynAck { window: u32 },
-    Data { offset: u64, payload: &'a [u8] },
-    Ack { cum_ack: u64, window: u32, sacks: Sacks },
-    Fin { final_size: u64 },
-    FinAck { cum_ack: u64, status: u8 },
+    SynAck {
+        window: u32,
+    },
+    Data {
+        offset: u64,
+        payload: &'a [u8],
+    },
+    Ack {
+        cum_ack: u64,
+        window: u32,
+        sacks: Sacks,
+    },
+    Fin {
+        final_size: u64,
+    },
+    FinAck {
+        cum_ack: u64,
+        status: u8,
+    },
 }
 
 impl Body<'_> {
@@ -276,7 +302,11 @@ impl<'a> Packet<'a> {
                 if mss == 0 {
                     return Err(ParseError::BadField);
                 }
-                Body::Syn { total_size: be64(buf, b), mss, cc: buf[b + 10] }
+                Body::Syn {
+                    total_size: be64(buf, b),
+                    mss,
+                    cc: buf[b + 10],
+                }
             }
             PktType::SynAck => {
                 exact(buf, SYNACK_BODY)?;
@@ -312,15 +342,24 @@ impl<'a> Packet<'a> {
                     }
                     sacks.push(s, e);
                 }
-                Body::Ack { cum_ack, window: be32(buf, b + 8), sacks }
+                Body::Ack {
+                    cum_ack,
+                    window: be32(buf, b + 8),
+                    sacks,
+                }
             }
             PktType::Fin => {
                 exact(buf, FIN_BODY)?;
-                Body::Fin { final_size: be64(buf, b) }
+                Body::Fin {
+                    final_size: be64(buf, b),
+                }
             }
             PktType::FinAck => {
                 exact(buf, FINACK_BODY)?;
-                Body::FinAck { cum_ack: be64(buf, b), status: buf[b + 8] }
+                Body::FinAck {
+                    cum_ack: be64(buf, b),
+                    status: buf[b + 8],
+                }
             }
         };
         Ok(Packet { rcp, common, body })
@@ -420,28 +459,61 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn rcp(rate: u32, rtt: u32, fb: u32) -> RcpHeader {
-        RcpHeader { ptype: PktType::Data, flags: 0, reserved: 0, rate_kbps: rate, rtt_us: rtt, feedback_kbps: fb }
+        RcpHeader {
+            ptype: PktType::Data,
+            flags: 0,
+            reserved: 0,
+            rate_kbps: rate,
+            rtt_us: rtt,
+            feedback_kbps: fb,
+        }
     }
 
     fn samples() -> Vec<(Vec<u8>, Packet<'static>)> {
         static PAYLOAD: [u8; 5] = [1, 2, 3, 4, 5];
-        let c = Common { flow_id: 0xdead_beef, pkt_seq: 7, ts_us: 123_456 };
+        let c = Common {
+            flow_id: 0xdead_beef,
+            pkt_seq: 7,
+            ts_us: 123_456,
+        };
         let mut sacks = Sacks::default();
         sacks.push(10, 20);
         sacks.push(30, 40);
         let bodies = [
-            Body::Syn { total_size: 200_000, mss: 1000, cc: 2 },
+            Body::Syn {
+                total_size: 200_000,
+                mss: 1000,
+                cc: 2,
+            },
             Body::SynAck { window: 1 << 24 },
-            Body::Data { offset: 1 << 40, payload: &PAYLOAD },
-            Body::Ack { cum_ack: 5, window: 77, sacks },
-            Body::Ack { cum_ack: 5, window: 77, sacks: Sacks::default() },
+            Body::Data {
+                offset: 1 << 40,
+                payload: &PAYLOAD,
+            },
+            Body::Ack {
+                cum_ack: 5,
+                window: 77,
+                sacks,
+            },
+            Body::Ack {
+                cum_ack: 5,
+                window: 77,
+                sacks: Sacks::default(),
+            },
             Body::Fin { final_size: 99 },
-            Body::FinAck { cum_ack: 99, status: STATUS_VERIFIED },
+            Body::FinAck {
+                cum_ack: 99,
+                status: STATUS_VERIFIED,
+            },
         ];
         bodies
             .iter()
             .map(|b| {
-                let p = Packet { rcp: rcp(15_000, 30_000, 14_000), common: c, body: *b };
+                let p = Packet {
+                    rcp: rcp(15_000, 30_000, 14_000),
+                    common: c,
+                    body: *b,
+                };
                 let mut out = Vec::new();
                 p.encode(&mut out);
                 let mut expect = p;
@@ -460,10 +532,7 @@ mod tests {
         h.rtt_us = 30_000;
         let mut out = Vec::new();
         h.write(&mut out);
-        assert_eq!(
-            out,
-            vec![0x12, 0, 0, 0, 0, 0, 0x3a, 0x98, 0, 0, 0x75, 0x30, 0, 0, 0, 0]
-        );
+        assert_eq!(out, vec![0x12, 0, 0, 0, 0, 0, 0x3a, 0x98, 0, 0, 0x75, 0x30, 0, 0, 0, 0]);
         assert_eq!(RcpHeader::parse(&out), Ok(h));
     }
 
@@ -476,8 +545,19 @@ mod tests {
 
     #[test]
     fn data_header_helper_matches_encode() {
-        let c = Common { flow_id: 1, pkt_seq: 2, ts_us: 3 };
-        let p = Packet { rcp: rcp(1, 2, 3), common: c, body: Body::Data { offset: 9, payload: &[7, 7] } };
+        let c = Common {
+            flow_id: 1,
+            pkt_seq: 2,
+            ts_us: 3,
+        };
+        let p = Packet {
+            rcp: rcp(1, 2, 3),
+            common: c,
+            body: Body::Data {
+                offset: 9,
+                payload: &[7, 7],
+            },
+        };
         let mut a = Vec::new();
         p.encode(&mut a);
         let mut b = Vec::new();
@@ -512,12 +592,24 @@ mod tests {
         d.push(1);
         assert_eq!(Packet::parse(&d), Err(ParseError::BadField));
         // SYN with mss 0
-        let p = Packet { rcp: rcp(0, 0, 0), common: Common::default(), body: Body::Syn { total_size: 1, mss: 0, cc: 0 } };
+        let p = Packet {
+            rcp: rcp(0, 0, 0),
+            common: Common::default(),
+            body: Body::Syn {
+                total_size: 1,
+                mss: 0,
+                cc: 0,
+            },
+        };
         let mut s = Vec::new();
         p.encode(&mut s);
         assert_eq!(Packet::parse(&s), Err(ParseError::BadField));
         // FIN with a trailing byte, FIN cut short
-        let p = Packet { rcp: rcp(0, 0, 0), common: Common::default(), body: Body::Fin { final_size: 1 } };
+        let p = Packet {
+            rcp: rcp(0, 0, 0),
+            common: Common::default(),
+            body: Body::Fin { final_size: 1 },
+        };
         let mut f = Vec::new();
         p.encode(&mut f);
         f.push(0);
@@ -527,7 +619,15 @@ mod tests {
         // ACK claiming 5 SACK blocks, ACK with an empty block
         let mut sacks = Sacks::default();
         sacks.push(10, 20);
-        let p = Packet { rcp: rcp(0, 0, 0), common: Common::default(), body: Body::Ack { cum_ack: 0, window: 0, sacks } };
+        let p = Packet {
+            rcp: rcp(0, 0, 0),
+            common: Common::default(),
+            body: Body::Ack {
+                cum_ack: 0,
+                window: 0,
+                sacks,
+            },
+        };
         let mut a = Vec::new();
         p.encode(&mut a);
         let n_at = BODY_OFFSET + 12;

@@ -5,7 +5,7 @@
 #ifndef P4RCP_CHECKSUM_P4
 #define P4RCP_CHECKSUM_P4
 
-function bit<16> csum16_replace32(in bit<16> checksum, in bit<32> old_value,
+bit<16> csum16_replace32(in bit<16> checksum, in bit<32> old_value,
                                   in bit<32> new_value) {
     bit<32> sum = (bit<32>) ~checksum
                 + (bit<32>) ~old_value[31:16] + (bit<32>) ~old_value[15:0]
@@ -18,7 +18,7 @@ function bit<16> csum16_replace32(in bit<16> checksum, in bit<32> old_value,
 
 // The same for a 16-bit field (e.g. the IPv4 TTL/protocol word), for targets
 // without a checksum unit.
-function bit<16> csum16_replace16(in bit<16> checksum, in bit<16> old_value, in bit<16> new_value) {
+bit<16> csum16_replace16(in bit<16> checksum, in bit<16> old_value, in bit<16> new_value) {
     bit<32> sum = (bit<32>) ~checksum + (bit<32>) ~old_value + (bit<32>) new_value;
     sum = (sum & 0xffff) + (sum >> 16);
     sum = (sum & 0xffff) + (sum >> 16);
@@ -26,7 +26,7 @@ function bit<16> csum16_replace16(in bit<16> checksum, in bit<16> old_value, in 
 }
 
 // UDP transmits a computed checksum of 0 as 0xFFFF, because 0 means "none".
-function bit<16> udp_csum_replace32(in bit<16> checksum, in bit<32> old_value,
+bit<16> udp_csum_replace32(in bit<16> checksum, in bit<32> old_value,
                                     in bit<32> new_value) {
     bit<16> updated = csum16_replace32(checksum, old_value, new_value);
     return updated == 0 ? 16w0xffff : updated;

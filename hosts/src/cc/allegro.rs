@@ -32,7 +32,14 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Params {
-        Params { eps_min: 0.01, eps_max: 0.05, mi_rtts_lo: 1.7, mi_rtts_hi: 2.2, mi_min_pkts: 10.0, start_pkts_per_rtt: 2.0 }
+        Params {
+            eps_min: 0.01,
+            eps_max: 0.05,
+            mi_rtts_lo: 1.7,
+            mi_rtts_hi: 2.2,
+            mi_min_pkts: 10.0,
+            start_pkts_per_rtt: 2.0,
+        }
     }
 }
 
@@ -103,10 +110,10 @@ impl Allegro {
     /// Both pairs agree: +1 (higher rate better), -1 (lower better), 0 (no).
     fn verdict(&self, u: [f64; 4]) -> f64 {
         let mut votes = [0.0; 2];
-        for pair in 0..2 {
+        for (pair, vote) in votes.iter_mut().enumerate() {
             let (i, j) = (2 * pair, 2 * pair + 1);
             let (u_hi, u_lo) = if self.trial_hi[i] { (u[i], u[j]) } else { (u[j], u[i]) };
-            votes[pair] = if u_hi > u_lo {
+            *vote = if u_hi > u_lo {
                 1.0
             } else if u_hi < u_lo {
                 -1.0
@@ -124,7 +131,11 @@ impl Allegro {
     fn plan(&mut self, rate: f64, useful: bool, ctx: &Ctx) -> MiPlan {
         let rtts = self.rng.gen_range(self.p.mi_rtts_lo..=self.p.mi_rtts_hi);
         let rate = ctx.clamp(rate);
-        MiPlan { rate_kbps: rate, duration_s: mi_length(ctx, rtts, rate, self.p.mi_min_pkts), useful }
+        MiPlan {
+            rate_kbps: rate,
+            duration_s: mi_length(ctx, rtts, rate, self.p.mi_min_pkts),
+            useful,
+        }
     }
 }
 
@@ -152,7 +163,11 @@ impl RateController for Allegro {
                 if (n as usize) < 4 {
                     let i = n as usize;
                     self.trial_id[i] = id;
-                    let f = if self.trial_hi[i] { 1.0 + self.eps } else { 1.0 - self.eps };
+                    let f = if self.trial_hi[i] {
+                        1.0 + self.eps
+                    } else {
+                        1.0 - self.eps
+                    };
                     self.plan(self.rate * f, true, ctx)
                 } else {
                     self.plan(self.rate, false, ctx)
@@ -355,7 +370,7 @@ mod tests {
         // r0 = 10100; r1 = r0 * 1.01 = 10201; r2 = r1 * 1.02 = 10405.02;
         // r3 = r2 * 1.03 = 10717.1706
         let first = next;
-        let want = [10_100.0, 10_201.0, 10_405.02, 10_717.1706];
+        let want = [10_100.0, 10_201.0, 10_405.02, 10_717.170_6];
         let mut plans = Vec::new();
         for w in want {
             let p = a.next_mi(next, &ctx);

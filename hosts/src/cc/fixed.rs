@@ -18,7 +18,11 @@ impl RateController for Fixed {
         self.rate_kbps
     }
     fn next_mi(&mut self, _id: u64, ctx: &Ctx) -> MiPlan {
-        MiPlan { rate_kbps: self.rate_kbps, duration_s: super::mi_length(ctx, 1.0, self.rate_kbps, 4.0), useful: false }
+        MiPlan {
+            rate_kbps: self.rate_kbps,
+            duration_s: super::mi_length(ctx, 1.0, self.rate_kbps, 4.0),
+            useful: false,
+        }
     }
     fn on_mi(&mut self, _r: &MiReport, _ctx: &Ctx) -> bool {
         false

@@ -24,8 +24,6 @@ use rand::SeedableRng;
 pub struct Ctx {
     /// Smoothed RTT (s).
     pub srtt_s: f64,
-    /// Smallest RTT seen (s).
-    pub min_rtt_s: f64,
     /// Frame bytes of a full-size DATA packet.
     pub frame_bytes: usize,
     /// Bounds every rate is clamped to.
@@ -74,9 +72,10 @@ pub struct MiReport {
     pub sent_pkts: u32,
     pub acked_pkts: u32,
     pub lost_pkts: u32,
-    /// Frame bits sent / duration (kb/s): the achieved sending rate x.
+    /// Achieved sending rate x (kb/s): frame bits sent over the time span of
+    /// the interval's packets (see `sender::Mi::report`).
     pub send_kbps: f64,
-    /// Frame bits of the packets acknowledged / duration (kb/s): throughput T.
+    /// Throughput T = x * (frame bits acknowledged / frame bits sent).
     pub throughput_kbps: f64,
     /// lost_pkts / sent_pkts (0 when nothing was sent).
     pub loss: f64,
@@ -180,10 +179,6 @@ impl CcSpec {
         }
     }
 
-    pub fn is_tcp(&self) -> bool {
-        matches!(self, CcSpec::Tcp(_))
-    }
-
     /// Build the controller of one UDP flow; `seed` drives its randomness
     /// (Allegro's trial order and MI lengths, Vivace's probe order).
     /// `max_rate_kbps` is what RCP asks the routers for.
@@ -208,7 +203,12 @@ pub fn mi_length(ctx: &Ctx, rtts: f64, rate_kbps: f64, min_pkts: f64) -> f64 {
 #[cfg(test)]
 pub(crate) fn test_ctx() -> Ctx {
     // 30 ms RTT, 1078-byte frames (1000 bytes of data), 100 kb/s .. 1 Gb/s.
-    Ctx { srtt_s: 0.030, min_rtt_s: 0.030, frame_bytes: 1078, min_rate_kbps: 100.0, max_rate_kbps: 1_000_000.0 }
+    Ctx {
+        srtt_s: 0.030,
+        frame_bytes: 1078,
+        min_rate_kbps: 100.0,
+        max_rate_kbps: 1_000_000.0,
+    }
 }
 
 /// A report of an interval at `rate` with utility-relevant fields set.

@@ -14,7 +14,10 @@ pub struct Rcp {
 
 impl Rcp {
     pub fn new(max_rate_kbps: f64) -> Rcp {
-        Rcp { max_rate_kbps, rate_kbps: max_rate_kbps }
+        Rcp {
+            max_rate_kbps,
+            rate_kbps: max_rate_kbps,
+        }
     }
 }
 
@@ -30,7 +33,11 @@ impl RateController for Rcp {
 
     fn next_mi(&mut self, _id: u64, ctx: &Ctx) -> MiPlan {
         // Intervals only serve the trace (loss per RTT); RCP ignores them.
-        MiPlan { rate_kbps: self.rate_kbps, duration_s: super::mi_length(ctx, 1.0, self.rate_kbps, 4.0), useful: false }
+        MiPlan {
+            rate_kbps: self.rate_kbps,
+            duration_s: super::mi_length(ctx, 1.0, self.rate_kbps, 4.0),
+            useful: false,
+        }
     }
 
     fn on_mi(&mut self, _r: &MiReport, _ctx: &Ctx) -> bool {

@@ -259,7 +259,11 @@ impl Vivace {
 
     fn plan(&self, rate: f64, useful: bool, ctx: &Ctx) -> MiPlan {
         let rate = ctx.clamp(rate);
-        MiPlan { rate_kbps: rate, duration_s: mi_length(ctx, self.p.mi_rtts, rate, self.p.mi_min_pkts), useful }
+        MiPlan {
+            rate_kbps: rate,
+            duration_s: mi_length(ctx, self.p.mi_rtts, rate, self.p.mi_min_pkts),
+            useful,
+        }
     }
 }
 
@@ -287,7 +291,11 @@ impl RateController for Vivace {
                 if (n as usize) < self.n_probes() {
                     let i = n as usize;
                     self.probe_id[i] = id;
-                    let f = if self.probe_hi[i] { 1.0 + self.p.eps } else { 1.0 - self.p.eps };
+                    let f = if self.probe_hi[i] {
+                        1.0 + self.p.eps
+                    } else {
+                        1.0 - self.p.eps
+                    };
                     self.plan(self.rate * f, true, ctx)
                 } else {
                     self.plan(self.rate, false, ctx)
@@ -484,7 +492,10 @@ mod tests {
     #[test]
     fn single_pair_as_in_the_paper() {
         let ctx = test_ctx();
-        let p = Params { pairs: 1, ..Params::of(Variant::Loss) };
+        let p = Params {
+            pairs: 1,
+            ..Params::of(Variant::Loss)
+        };
         let mut s = Vivace::new(p, SmallRng::seed_from_u64(3));
         s.start(0, &ctx);
         s.rate = 10_000.0;

@@ -6,17 +6,17 @@
 #include "../../shared/checksum.p4"
 #include "size.p4"
 
-// Monotonic counters: the data plane never resets them, the control plane
-// reads deltas. Names start with "." so they stay the same on every target.
-@name(".rcp_input_bytes") register<bit<64>>(NUM_PORTS) rcp_input_bytes;
-@name(".rcp_rtt_sum")     register<bit<64>>(NUM_PORTS) rcp_rtt_sum;
-@name(".rcp_rtt_count")   register<bit<64>>(NUM_PORTS) rcp_rtt_count;
-// Queue depth (packets) the last packet saw on enqueue.
-@name(".rcp_queue_depth") register<bit<32>>(NUM_PORTS) rcp_queue_depth;
-// R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
-@name(".rcp_rate")        register<rate_kbps_t>(NUM_PORTS) rcp_rate;
-
 control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
+    // Monotonic counters: the data plane never resets them, the control plane
+    // reads deltas. Names start with "." so they stay the same on every target.
+    @name(".rcp_input_bytes") register<bit<64>>(NUM_PORTS) rcp_input_bytes;
+    @name(".rcp_rtt_sum")     register<bit<64>>(NUM_PORTS) rcp_rtt_sum;
+    @name(".rcp_rtt_count")   register<bit<64>>(NUM_PORTS) rcp_rtt_count;
+    // Queue depth (packets) the last packet saw on enqueue.
+    @name(".rcp_queue_depth") register<bit<32>>(NUM_PORTS) rcp_queue_depth;
+    // R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
+    @name(".rcp_rate")        register<rate_kbps_t>(NUM_PORTS) rcp_rate;
+
     apply {
         bit<32> p = (bit<32>) std_meta.egress_port;
 

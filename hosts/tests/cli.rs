@@ -1,0 +1,361 @@
+//! Integration tests that need no privileges: the command line, every
+//! scheme over loopback, `traffic`, and a receiver fed garbage.
+
+mod common;
+
+use common::*;
+use std::net::UdpSocket;
+use std::process::{Command, Stdio};
+
+fn recv(port: u16, out: &str) -> Proc {
+    Proc::spawn(
+        Command::new(bin())
+            .args([
+                "recv",
+                "--bind",
+                &format!("127.0.0.1:{port}"),
+                "--tcp-port",
+                &(port + 1).to_string(),
+            ])
+            .args(["--out", out])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let o = run_with_timeout(Command::new(bin()).args(args), 20.0);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} should fail");
+    assert!(
+        err.contains(needle),
+        "{args:?}: stderr does not mention {needle:?}:\n{err}"
+    );
+}
+
+#[test]
+fn bad_arguments_fail_clearly() {
+    fails_with(
+        &["send", "--to", "127.0.0.1", "--size", "1000", "--cc", "bogus"],
+        "unknown --cc",
+    );
+    fails_with(
+        &["send", "--to", "127.0.0.1", "--size", "1000", "--cc", "fixed"],
+        "fixed needs a rate",
+    );
+    fails_with(
+        &[
+            "send",
+            "--to",
+            "127.0.0.1",
+            "--size",
+            "1000",
+            "--cc",
+            "rcp",
+            "--max-rate",
+            "15",
+        ],
+        "needs a unit",
+    );
+    fails_with(&["send", "--to", "127.0.0.1", "--cc", "rcp"], "--size");
+    fails_with(
+        &["send", "--to", "127.0.0.1", "--size", "12q", "--cc", "rcp"],
+        "unknown size unit",
+    );
+    fails_with(
+        &["send", "--to", "not an address", "--size", "1k", "--cc", "rcp"],
+        "bad address",
+    );
+    fails_with(
+        &[
+            "traffic",
+            "--to",
+            "127.0.0.1",
+            "--cc",
+            "rcp",
+            "--load",
+            "0.5",
+            "--capacity",
+            "10mbit",
+            "--sizes",
+            "pareto:1:25k",
+            "--duration",
+            "1",
+        ],
+        "shape must be > 1",
+    );
+    fails_with(
+        &[
+            "traffic",
+            "--to",
+            "127.0.0.1",
+            "--cc",
+            "rcp",
+            "--load",
+            "0.5",
+            "--capacity",
+            "10mbit",
+            "--sizes",
+            "cdf:/nonexistent",
+            "--duration",
+            "1",
+        ],
+        "cannot read CDF file",
+    );
+    fails_with(&["recv", "--bind", "300.1.1.1:5"], "bad address");
+    fails_with(
+        &[
+            "linkem", "--ns-a", "x", "--dev-a", "t", "--ns-b", "y", "--dev-b", "t", "--loss", "150",
+        ],
+        "percentage",
+    );
+}
+
+#[test]
+fn a_flow_without_receiver_gives_up_with_a_record() {
+    let port = free_port();
+    let o = run_with_timeout(
+        Command::new(bin()).args([
+            "send",
+            "--to",
+            &format!("127.0.0.1:{port}"),
+            "--size",
+            "10k",
+            "--cc",
+            "allegro",
+            "--timeout",
+            "2",
+        ]),
+        30.0,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let recs = json_lines(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["completed"], false);
+    assert!(recs[0]["error"].as_str().unwrap_or("").contains("SYNACK"));
+}
+
+/// Every scheme, 300 KB over loopback: byte-exact delivery, records agree.
+#[test]
+fn every_scheme_over_loopback() {
+    let dir = TempDir::new("loopback");
+    let port = free_port();
+    let rout = dir.file("recv.jsonl");
+    let mut r = recv(port, &rout);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let schemes = [
+        "rcp",
+        "allegro",
+        "vivace",
+        "vivace-loss",
+        "vivace-latency",
+        "fixed:20mbit",
+        "tcp",
+        "tcp:reno",
+    ];
+    let trace = dir.file("trace.jsonl");
+    for (i, cc) in schemes.iter().enumerate() {
+        let o = run_with_timeout(
+            Command::new(bin())
+                .args([
+                    "send",
+                    "--to",
+                    &format!("127.0.0.1:{port}"),
+                    "--tcp-port",
+                    &(port + 1).to_string(),
+                ])
+                .args([
+                    "--size",
+                    "300k",
+                    "--cc",
+                    cc,
+                    "--max-rate",
+                    "50mbit",
+                    "--flow-id",
+                    &(1000 + i).to_string(),
+                ])
+                .args(["--timeout", "60", "--trace", &trace]),
+            90.0,
+        );
+        let recs = json_lines(&String::from_utf8_lossy(&o.stdout));
+        assert!(o.status.success(), "{cc}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(recs.len(), 1);
+        let rec = &recs[0];
+        assert_eq!(rec["completed"], true, "{cc}: {rec}");
+        assert_eq!(rec["verified"], true, "{cc}: {rec}");
+        assert_eq!(rec["size_bytes"], 300_000);
+        assert_eq!(rec["flow_id"], 1000 + i);
+        assert!(rec["fct_s"].as_f64().unwrap_or(0.0) > 0.0);
+        let want = if cc.starts_with("fixed") { "fixed" } else { cc };
+        assert_eq!(rec["scheme"], want);
+    }
+    let rr = wait_for_lines(&rout, schemes.len(), 10.0);
+    let stderr = r.terminate(5.0);
+    assert_eq!(rr.len(), schemes.len(), "receiver records: {rr:?}");
+    for x in &rr {
+        assert_eq!(x["verified"], true, "{x}");
+        assert_eq!(x["completed"], true, "{x}");
+        assert_eq!(x["bytes_delivered"], 300_000, "{x}");
+    }
+    assert!(stderr.contains("recv_stats"), "{stderr}");
+    // the trace has rate lines of the UDP flows
+    let t = read_json_lines(&trace);
+    assert!(t.iter().any(|l| l["event"] == "rate" && l["flow_id"] == 1000));
+    assert!(t.iter().any(|l| l["event"] == "mi" && l["flow_id"] == 1001));
+}
+
+/// Garbage and foreign datagrams are counted and dropped; the receiver
+/// keeps serving.
+#[test]
+fn receiver_survives_garbage() {
+    let dir = TempDir::new("garbage");
+    let port = free_port();
+    let rout = dir.file("recv.jsonl");
+    let mut r = recv(port, &rout);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let dst = format!("127.0.0.1:{port}");
+    let mut seed: u64 = 12345;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut sent = 0;
+    for i in 0..3000 {
+        let len = (next() % 120) as usize;
+        let mut b: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if i % 3 == 0 && !b.is_empty() {
+            b[0] = 0x10 | (b[0] & 0x0f); // version 1, any type
+        }
+        if s.send_to(&b, &dst).is_ok() {
+            sent += 1;
+        }
+    }
+    // an ACK (a type receivers do not take) and a DATA for no flow
+    let mut ack = vec![0x11u8];
+    ack.extend_from_slice(&[0u8; 43]);
+    let _ = s.send_to(&ack, &dst);
+    let o = run_with_timeout(
+        Command::new(bin()).args([
+            "send",
+            "--to",
+            &dst,
+            "--size",
+            "100k",
+            "--cc",
+            "vivace",
+            "--tcp-port",
+            "1",
+        ]),
+        60.0,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rr = wait_for_lines(&rout, 1, 10.0);
+    let stderr = r.terminate(5.0);
+    assert_eq!(rr.len(), 1);
+    assert_eq!(rr[0]["verified"], true);
+    let stats = json_lines(&stderr)
+        .into_iter()
+        .find(|v| v["event"] == "recv_stats")
+        .unwrap_or_default();
+    let malformed: u64 = stats["stats"]["malformed"]
+        .as_object()
+        .map(|m| m.values().filter_map(|v| v.as_u64()).sum())
+        .unwrap_or(0);
+    let unexpected = stats["stats"]["unexpected"].as_u64().unwrap_or(0);
+    assert!(malformed + unexpected >= sent as u64 - 5, "{sent} sent, stats {stats}");
+    assert!(malformed > 2000, "{stats}");
+}
+
+#[test]
+fn traffic_runs_poisson_flows_and_exits() {
+    let dir = TempDir::new("traffic");
+    let port = free_port();
+    let rout = dir.file("recv.jsonl");
+    let mut r = recv(port, &rout);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for cc in ["vivace-loss", "tcp"] {
+        let out = dir.file(&format!("{cc}.jsonl"));
+        let o = run_with_timeout(
+            Command::new(bin())
+                .args([
+                    "traffic",
+                    "--to",
+                    &format!("127.0.0.1:{port}"),
+                    "--tcp-port",
+                    &(port + 1).to_string(),
+                ])
+                .args([
+                    "--cc",
+                    cc,
+                    "--load",
+                    "0.5",
+                    "--capacity",
+                    "20mbit",
+                    "--sizes",
+                    "exp:20k",
+                ])
+                .args(["--duration", "2", "--seed", "7", "--max-rate", "40mbit", "--out", &out]),
+            90.0,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let recs = read_json_lines(&out);
+        // 0.5 * 20e6 / (20000 * 1.078 * 8) = 57.98 flows/s: about 116 in 2 s
+        assert!(recs.len() > 60 && recs.len() < 200, "{cc}: {} flows", recs.len());
+        assert!(
+            recs.iter().all(|x| x["completed"] == true && x["verified"] == true),
+            "{cc}"
+        );
+        let idx: Vec<u64> = recs.iter().filter_map(|x| x["index"].as_u64()).collect();
+        assert_eq!(idx.len(), recs.len());
+    }
+    r.terminate(5.0);
+}
+
+/// The same seed gives the same flow sizes for every scheme.
+#[test]
+fn traffic_sizes_do_not_depend_on_the_scheme() {
+    let dir = TempDir::new("seed");
+    let port = free_port();
+    let rout = dir.file("recv.jsonl");
+    let mut r = recv(port, &rout);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut sizes = Vec::new();
+    for cc in ["fixed:50mbit", "tcp"] {
+        let out = dir.file(&format!("s-{}.jsonl", cc.replace(':', "_")));
+        let o = run_with_timeout(
+            Command::new(bin())
+                .args([
+                    "traffic",
+                    "--to",
+                    &format!("127.0.0.1:{port}"),
+                    "--tcp-port",
+                    &(port + 1).to_string(),
+                ])
+                .args([
+                    "--cc",
+                    cc,
+                    "--load",
+                    "0.3",
+                    "--capacity",
+                    "50mbit",
+                    "--sizes",
+                    "pareto:1.5:30k",
+                ])
+                .args(["--duration", "1", "--seed", "99", "--out", &out]),
+            90.0,
+        );
+        assert!(o.status.success());
+        let mut v: Vec<(u64, u64)> = read_json_lines(&out)
+            .iter()
+            .map(|x| (x["index"].as_u64().unwrap_or(0), x["size_bytes"].as_u64().unwrap_or(0)))
+            .collect();
+        v.sort();
+        sizes.push(v);
+    }
+    r.terminate(5.0);
+    assert!(!sizes[0].is_empty());
+    assert_eq!(sizes[0], sizes[1]);
+}
