@@ -17,24 +17,19 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-/// Sends through a non-blocking socket.
-pub struct SockTx<'a> {
-    pub sock: &'a UdpSocket,
-    pub errors: u64,
+/// Queues datagrams in a [`net::SendBatch`], flushing it when full.
+pub struct BatchTx<'a> {
+    pub batch: &'a mut net::SendBatch,
+    pub fd: i32,
 }
 
-impl Tx for SockTx<'_> {
+impl Tx for BatchTx<'_> {
     fn send(&mut self, buf: &[u8], dst: SocketAddr) -> bool {
-        match self.sock.send_to(buf, dst) {
-            Ok(_) => true,
-            Err(e) if net::is_transient(&e) => false,
-            Err(_) => {
-                // e.g. no route or ICMP-reported refusal: the datagram is
-                // gone, as if lost on the path
-                self.errors += 1;
-                true
-            }
+        if self.batch.is_full() {
+            self.batch.flush(self.fd);
         }
+        self.batch.push(buf, dst);
+        true
     }
 }
 
@@ -66,8 +61,15 @@ pub struct SenderEngine {
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     records: Sink,
     trace: Option<Sink>,
+    sendq: net::SendBatch,
+    recvq: net::RecvBatch,
     pub stats: SendStats,
 }
+
+/// Datagrams per recvmmsg / sendmmsg call.
+const BATCH: usize = 64;
+/// Receive buffer per datagram: the largest MSS (8192) plus headers.
+const DGRAM_MAX: usize = 8192 + 64;
 
 fn to_ns(t: f64) -> u64 {
     (t * 1e9).ceil().max(0.0) as u64
@@ -83,6 +85,8 @@ impl SenderEngine {
             heap: BinaryHeap::new(),
             records,
             trace,
+            sendq: net::SendBatch::new(BATCH),
+            recvq: net::RecvBatch::new(BATCH, DGRAM_MAX),
             stats: SendStats::default(),
         }
     }
@@ -141,7 +145,6 @@ impl SenderEngine {
     /// (or SIGINT/SIGTERM).
     pub fn run(&mut self, arrivals: &mut dyn Arrivals) {
         let fd = self.sock.as_raw_fd();
-        let mut buf = vec![0u8; 65_536];
         let cpu0 = net::cpu_seconds();
         loop {
             let now = self.now();
@@ -164,8 +167,8 @@ impl SenderEngine {
                     None => break,
                 }
             }
-            self.run_timers();
-            self.receive(fd, &mut buf);
+            self.run_timers(fd);
+            self.receive(fd);
             if arrivals.next_time().is_none() && self.flows.is_empty() {
                 break;
             }
@@ -190,7 +193,7 @@ impl SenderEngine {
         self.stats.wall_s = self.now();
     }
 
-    fn run_timers(&mut self) {
+    fn run_timers(&mut self, fd: i32) {
         loop {
             let now = self.now();
             let now_ns = to_ns(now);
@@ -205,48 +208,47 @@ impl SenderEngine {
                 continue; // superseded by an earlier deadline
             }
             self.armed.remove(&id);
-            let mut tx = SockTx {
-                sock: &self.sock,
-                errors: 0,
-            };
+            let mut tx = BatchTx { batch: &mut self.sendq, fd };
             if let Some(f) = self.flows.get_mut(&id) {
                 f.on_timer(now, &mut tx);
             }
-            self.stats.send_errors += tx.errors;
             self.after(id, now);
         }
+        self.sendq.flush(fd);
+        self.stats.send_errors = self.sendq.errors;
     }
 
-    fn receive(&mut self, _fd: i32, buf: &mut [u8]) {
-        for _ in 0..512 {
-            let (n, _peer) = match self.sock.recv_from(buf) {
-                Ok(x) => x,
-                Err(_) => break, // WouldBlock (or a reported ICMP error): done
-            };
-            self.stats.datagrams += 1;
-            let pkt = match Packet::parse(&buf[..n]) {
-                Ok(p) => p,
-                Err(e) => {
-                    *self.stats.malformed.entry(e.reason()).or_insert(0) += 1;
-                    continue;
+    fn receive(&mut self, fd: i32) {
+        for _ in 0..16 {
+            let got = self.recvq.recv(fd);
+            for i in 0..got {
+                let (data, _peer) = self.recvq.get(i);
+                self.stats.datagrams += 1;
+                let pkt = match Packet::parse(data) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        *self.stats.malformed.entry(e.reason()).or_insert(0) += 1;
+                        continue;
+                    }
+                };
+                let id = pkt.common.flow_id;
+                let now = self.t0.elapsed().as_secs_f64();
+                let mut tx = BatchTx { batch: &mut self.sendq, fd };
+                match self.flows.get_mut(&id) {
+                    Some(f) => f.on_packet(&pkt, now, &mut tx),
+                    None => {
+                        self.stats.unknown_flow += 1;
+                        continue;
+                    }
                 }
-            };
-            let id = pkt.common.flow_id;
-            let now = self.now();
-            let mut tx = SockTx {
-                sock: &self.sock,
-                errors: 0,
-            };
-            match self.flows.get_mut(&id) {
-                Some(f) => f.on_packet(&pkt, now, &mut tx),
-                None => {
-                    self.stats.unknown_flow += 1;
-                    continue;
-                }
+                self.after(id, now);
             }
-            self.stats.send_errors += tx.errors;
-            self.after(id, now);
+            self.sendq.flush(fd);
+            if got < BATCH {
+                break;
+            }
         }
+        self.stats.send_errors = self.sendq.errors;
     }
 }
 
@@ -255,7 +257,8 @@ pub fn run_receiver(sock: UdpSocket, idle_timeout: f64, until: Option<f64>, out:
     let t0 = Instant::now();
     let fd = sock.as_raw_fd();
     let mut rx = Receiver::new(idle_timeout);
-    let mut buf = vec![0u8; 65_536];
+    let mut recvq = net::RecvBatch::new(BATCH, DGRAM_MAX);
+    let mut sendq = net::SendBatch::new(BATCH);
     let mut next_gc = 1.0;
     loop {
         let now = t0.elapsed().as_secs_f64();
@@ -263,15 +266,19 @@ pub fn run_receiver(sock: UdpSocket, idle_timeout: f64, until: Option<f64>, out:
             rx.close_all(now);
             break;
         }
-        let mut tx = SockTx { sock: &sock, errors: 0 };
         let unix = net::unix_now();
-        for _ in 0..1024 {
-            match sock.recv_from(&mut buf) {
-                Ok((n, peer)) => {
-                    let now = t0.elapsed().as_secs_f64();
-                    rx.on_datagram(&buf[..n], peer, now, unix, &mut tx);
-                }
-                Err(_) => break,
+        for _ in 0..16 {
+            let got = recvq.recv(fd);
+            let now = t0.elapsed().as_secs_f64();
+            for i in 0..got {
+                let (data, peer) = recvq.get(i);
+                let Some(peer) = peer else { continue };
+                let mut tx = BatchTx { batch: &mut sendq, fd };
+                rx.on_datagram(data, peer, now, unix, &mut tx);
+            }
+            sendq.flush(fd);
+            if got < BATCH {
+                break;
             }
         }
         if now >= next_gc {

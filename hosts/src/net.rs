@@ -95,11 +95,6 @@ pub fn wait_readable(fd: i32, timeout: Option<Duration>) -> bool {
     r > 0 && (pfd.revents & libc::POLLIN) != 0
 }
 
-/// Would this error go away if we tried again later?
-pub fn is_transient(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::WouldBlock || e.raw_os_error() == Some(libc::ENOBUFS)
-}
-
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> f64 {
     std::time::SystemTime::now()
@@ -118,4 +113,198 @@ pub fn cpu_seconds() -> f64 {
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn to_sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain data; we write a sockaddr_in/in6 into it.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match a {
+        SocketAddr::V4(v4) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: v4.port().to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from(*v4.ip()).to_be() },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_in fits in sockaddr_storage.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(v6) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: v6.port().to_be(),
+                sin6_flowinfo: v6.flowinfo(),
+                sin6_addr: libc::in6_addr { s6_addr: v6.ip().octets() },
+                sin6_scope_id: v6.scope_id(),
+            };
+            // SAFETY: sockaddr_in6 fits in sockaddr_storage.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+fn from_sockaddr(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match ss.ss_family as i32 {
+        libc::AF_INET => {
+            // SAFETY: the family says this is a sockaddr_in.
+            let sin = unsafe { &*(ss as *const _ as *const libc::sockaddr_in) };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+            Some(SocketAddr::from((ip, u16::from_be(sin.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says this is a sockaddr_in6.
+            let sin6 = unsafe { &*(ss as *const _ as *const libc::sockaddr_in6) };
+            let ip = std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(std::net::SocketAddrV6::new(
+                ip,
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// Receive up to `n` datagrams per system call (recvmmsg).
+pub struct RecvBatch {
+    bufs: Vec<Vec<u8>>,
+    names: Vec<libc::sockaddr_storage>,
+    iovs: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+    got: usize,
+}
+
+impl RecvBatch {
+    /// `n` buffers of `size` bytes (longer datagrams are truncated, and
+    /// then fail to parse).
+    pub fn new(n: usize, size: usize) -> RecvBatch {
+        RecvBatch {
+            bufs: (0..n).map(|_| vec![0u8; size]).collect(),
+            // SAFETY: plain data, zero is a valid value.
+            names: (0..n).map(|_| unsafe { std::mem::zeroed() }).collect(),
+            iovs: (0..n).map(|_| libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }).collect(),
+            // SAFETY: plain data, zero is a valid value.
+            hdrs: (0..n).map(|_| unsafe { std::mem::zeroed() }).collect(),
+            got: 0,
+        }
+    }
+
+    /// Read what is queued (without blocking); returns how many datagrams.
+    pub fn recv(&mut self, fd: i32) -> usize {
+        let n = self.bufs.len();
+        for i in 0..n {
+            self.iovs[i] = libc::iovec { iov_base: self.bufs[i].as_mut_ptr() as *mut libc::c_void, iov_len: self.bufs[i].len() };
+            let h = &mut self.hdrs[i];
+            h.msg_hdr.msg_name = &mut self.names[i] as *mut _ as *mut libc::c_void;
+            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_hdr.msg_iov = &mut self.iovs[i];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_control = std::ptr::null_mut();
+            h.msg_hdr.msg_controllen = 0;
+            h.msg_hdr.msg_flags = 0;
+            h.msg_len = 0;
+        }
+        // SAFETY: n initialised headers pointing at live buffers we own.
+        let r = unsafe { libc::recvmmsg(fd, self.hdrs.as_mut_ptr(), n as libc::c_uint, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
+        self.got = if r > 0 { r as usize } else { 0 };
+        self.got
+    }
+
+    /// Datagram `i` of the last `recv` and its sender.
+    pub fn get(&self, i: usize) -> (&[u8], Option<SocketAddr>) {
+        if i >= self.got {
+            return (&[], None);
+        }
+        let len = (self.hdrs[i].msg_len as usize).min(self.bufs[i].len());
+        (&self.bufs[i][..len], from_sockaddr(&self.names[i]))
+    }
+}
+
+/// Datagrams queued for one sendmmsg call.
+pub struct SendBatch {
+    bufs: Vec<Vec<u8>>,
+    dsts: Vec<SocketAddr>,
+    n: usize,
+    /// Datagrams the kernel refused (counted, dropped like losses).
+    pub errors: u64,
+}
+
+impl SendBatch {
+    pub fn new(cap: usize) -> SendBatch {
+        SendBatch {
+            bufs: (0..cap).map(|_| Vec::with_capacity(2048)).collect(),
+            dsts: vec![SocketAddr::from(([0, 0, 0, 0], 0)); cap],
+            n: 0,
+            errors: 0,
+        }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.n == self.bufs.len()
+    }
+
+    /// Queue a copy of `data` for `dst`; the caller flushes when full.
+    pub fn push(&mut self, data: &[u8], dst: SocketAddr) {
+        if self.is_full() {
+            self.errors += 1;
+            return;
+        }
+        let b = &mut self.bufs[self.n];
+        b.clear();
+        b.extend_from_slice(data);
+        self.dsts[self.n] = dst;
+        self.n += 1;
+    }
+
+    /// Send everything queued.
+    pub fn flush(&mut self, fd: i32) {
+        let n = self.n;
+        if n == 0 {
+            return;
+        }
+        let mut names: Vec<(libc::sockaddr_storage, libc::socklen_t)> = self.dsts[..n].iter().map(to_sockaddr).collect();
+        let mut iovs: Vec<libc::iovec> = self.bufs[..n]
+            .iter_mut()
+            .map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut libc::c_void, iov_len: b.len() })
+            .collect();
+        // SAFETY: plain data, zero is a valid value.
+        let mut hdrs: Vec<libc::mmsghdr> = (0..n).map(|_| unsafe { std::mem::zeroed() }).collect();
+        for i in 0..n {
+            hdrs[i].msg_hdr.msg_name = &mut names[i].0 as *mut _ as *mut libc::c_void;
+            hdrs[i].msg_hdr.msg_namelen = names[i].1;
+            hdrs[i].msg_hdr.msg_iov = &mut iovs[i];
+            hdrs[i].msg_hdr.msg_iovlen = 1;
+        }
+        let mut done = 0;
+        while done < n {
+            // SAFETY: headers point at live buffers and addresses for this call.
+            let r = unsafe { libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (n - done) as libc::c_uint, 0) };
+            if r > 0 {
+                done += r as usize;
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::ENOBUFS) {
+                // socket buffer full: wait briefly for room rather than drop
+                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                // SAFETY: one pollfd, 10 ms.
+                if unsafe { libc::poll(&mut pfd, 1, 10) } > 0 {
+                    continue;
+                }
+                self.errors += (n - done) as u64;
+                break;
+            }
+            // e.g. unreachable destination: that datagram is lost
+            self.errors += 1;
+            done += 1;
+        }
+        self.n = 0;
+    }
 }
