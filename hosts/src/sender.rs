@@ -27,7 +27,8 @@ const BURST_MAX: u32 = 64;
 /// rates (17 us per packet at 500 Mb/s) one wake-up per packet costs more
 /// CPU than the sending itself; below ~80 Mb/s (one 1078-byte frame per
 /// 100 us) every packet still leaves on its own timer.
-const PACE_EARLY: f64 = 100e-6;
+const PACE_EARLY_DEFAULT: f64 = 100e-6;
+fn pace_early() -> f64 { std::env::var("PE").ok().and_then(|s| s.parse().ok()).unwrap_or(PACE_EARLY_DEFAULT) }
 /// FIN attempts before the flow gives up on a FINACK.
 const FIN_TRIES: u32 = 8;
 /// A monitor interval still incomplete this many smoothed RTTs after its
@@ -773,7 +774,7 @@ impl SenderFlow {
 
     fn send_paced(&mut self, now: f64, tx: &mut dyn Tx) {
         let mut n = 0;
-        while self.phase == Phase::Established && self.pacer.ready(now + PACE_EARLY) && n < BURST_MAX {
+        while self.phase == Phase::Established && self.pacer.ready(now + pace_early()) && n < BURST_MAX {
             let Some((off, len, is_retx)) = self.next_chunk() else {
                 self.pacer.idle(now);
                 if let Some(cur) = self.mis.back_mut() {
