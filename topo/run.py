@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -20,7 +21,6 @@ from pathlib import Path
 import psutil
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from p4rcp import dataplane as dp
 from p4rcp.testing import BUILD_JSON, ROOT
 from p4rcp.toolchain import ToolchainMissing, require_tool
 from topo import hosts
@@ -251,7 +251,6 @@ def preflight() -> None:
 
 
 def _port_in_use(port: int) -> bool:
-    import socket
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
 

@@ -208,7 +208,10 @@ impl SenderEngine {
                 continue; // superseded by an earlier deadline
             }
             self.armed.remove(&id);
-            let mut tx = BatchTx { batch: &mut self.sendq, fd };
+            let mut tx = BatchTx {
+                batch: &mut self.sendq,
+                fd,
+            };
             if let Some(f) = self.flows.get_mut(&id) {
                 f.on_timer(now, &mut tx);
             }
@@ -233,7 +236,10 @@ impl SenderEngine {
                 };
                 let id = pkt.common.flow_id;
                 let now = self.t0.elapsed().as_secs_f64();
-                let mut tx = BatchTx { batch: &mut self.sendq, fd };
+                let mut tx = BatchTx {
+                    batch: &mut self.sendq,
+                    fd,
+                };
                 match self.flows.get_mut(&id) {
                     Some(f) => f.on_packet(&pkt, now, &mut tx),
                     None => {

@@ -123,7 +123,9 @@ fn to_sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
             let sin = libc::sockaddr_in {
                 sin_family: libc::AF_INET as libc::sa_family_t,
                 sin_port: v4.port().to_be(),
-                sin_addr: libc::in_addr { s_addr: u32::from(*v4.ip()).to_be() },
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(*v4.ip()).to_be(),
+                },
                 sin_zero: [0; 8],
             };
             // SAFETY: sockaddr_in fits in sockaddr_storage.
@@ -135,7 +137,9 @@ fn to_sockaddr(a: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
                 sin6_family: libc::AF_INET6 as libc::sa_family_t,
                 sin6_port: v6.port().to_be(),
                 sin6_flowinfo: v6.flowinfo(),
-                sin6_addr: libc::in6_addr { s6_addr: v6.ip().octets() },
+                sin6_addr: libc::in6_addr {
+                    s6_addr: v6.ip().octets(),
+                },
                 sin6_scope_id: v6.scope_id(),
             };
             // SAFETY: sockaddr_in6 fits in sockaddr_storage.
@@ -186,7 +190,12 @@ impl RecvBatch {
             bufs: (0..n).map(|_| vec![0u8; size]).collect(),
             // SAFETY: plain data, zero is a valid value.
             names: (0..n).map(|_| unsafe { std::mem::zeroed() }).collect(),
-            iovs: (0..n).map(|_| libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }).collect(),
+            iovs: (0..n)
+                .map(|_| libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                })
+                .collect(),
             // SAFETY: plain data, zero is a valid value.
             hdrs: (0..n).map(|_| unsafe { std::mem::zeroed() }).collect(),
             got: 0,
@@ -197,7 +206,10 @@ impl RecvBatch {
     pub fn recv(&mut self, fd: i32) -> usize {
         let n = self.bufs.len();
         for i in 0..n {
-            self.iovs[i] = libc::iovec { iov_base: self.bufs[i].as_mut_ptr() as *mut libc::c_void, iov_len: self.bufs[i].len() };
+            self.iovs[i] = libc::iovec {
+                iov_base: self.bufs[i].as_mut_ptr() as *mut libc::c_void,
+                iov_len: self.bufs[i].len(),
+            };
             let h = &mut self.hdrs[i];
             h.msg_hdr.msg_name = &mut self.names[i] as *mut _ as *mut libc::c_void;
             h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
@@ -209,7 +221,15 @@ impl RecvBatch {
             h.msg_len = 0;
         }
         // SAFETY: n initialised headers pointing at live buffers we own.
-        let r = unsafe { libc::recvmmsg(fd, self.hdrs.as_mut_ptr(), n as libc::c_uint, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
+        let r = unsafe {
+            libc::recvmmsg(
+                fd,
+                self.hdrs.as_mut_ptr(),
+                n as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
         self.got = if r > 0 { r as usize } else { 0 };
         self.got
     }
@@ -266,10 +286,14 @@ impl SendBatch {
         if n == 0 {
             return;
         }
-        let mut names: Vec<(libc::sockaddr_storage, libc::socklen_t)> = self.dsts[..n].iter().map(to_sockaddr).collect();
+        let mut names: Vec<(libc::sockaddr_storage, libc::socklen_t)> =
+            self.dsts[..n].iter().map(to_sockaddr).collect();
         let mut iovs: Vec<libc::iovec> = self.bufs[..n]
             .iter_mut()
-            .map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut libc::c_void, iov_len: b.len() })
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            })
             .collect();
         // SAFETY: plain data, zero is a valid value.
         let mut hdrs: Vec<libc::mmsghdr> = (0..n).map(|_| unsafe { std::mem::zeroed() }).collect();
@@ -293,7 +317,11 @@ impl SendBatch {
             }
             if e.raw_os_error() == Some(libc::EAGAIN) || e.raw_os_error() == Some(libc::ENOBUFS) {
                 // socket buffer full: wait briefly for room rather than drop
-                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
                 // SAFETY: one pollfd, 10 ms.
                 if unsafe { libc::poll(&mut pfd, 1, 10) } > 0 {
                     continue;

@@ -23,12 +23,6 @@ pub trait Tx {
 
 /// Most DATA packets one flow sends per wake-up before yielding.
 const BURST_MAX: u32 = 64;
-/// A wake-up also sends the packets due within this much time: at high
-/// rates (17 us per packet at 500 Mb/s) one wake-up per packet costs more
-/// CPU than the sending itself; below ~80 Mb/s (one 1078-byte frame per
-/// 100 us) every packet still leaves on its own timer.
-const PACE_EARLY_DEFAULT: f64 = 100e-6;
-fn pace_early() -> f64 { std::env::var("PE").ok().and_then(|s| s.parse().ok()).unwrap_or(PACE_EARLY_DEFAULT) }
 /// FIN attempts before the flow gives up on a FINACK.
 const FIN_TRIES: u32 = 8;
 /// A monitor interval still incomplete this many smoothed RTTs after its
@@ -151,7 +145,11 @@ impl Mi {
             dur
         };
         let send_kbps = self.sent_frame as f64 * 8.0 / send_dur / 1000.0;
-        let delivered = if self.sent_frame > 0 { self.acked_frame as f64 / self.sent_frame as f64 } else { 0.0 };
+        let delivered = if self.sent_frame > 0 {
+            self.acked_frame as f64 / self.sent_frame as f64
+        } else {
+            0.0
+        };
         MiReport {
             id: self.id,
             rate_kbps: self.plan.rate_kbps,
@@ -774,7 +772,7 @@ impl SenderFlow {
 
     fn send_paced(&mut self, now: f64, tx: &mut dyn Tx) {
         let mut n = 0;
-        while self.phase == Phase::Established && self.pacer.ready(now + pace_early()) && n < BURST_MAX {
+        while self.phase == Phase::Established && self.pacer.ready(now) && n < BURST_MAX {
             let Some((off, len, is_retx)) = self.next_chunk() else {
                 self.pacer.idle(now);
                 if let Some(cur) = self.mis.back_mut() {
@@ -936,7 +934,11 @@ mod tests {
     use super::*;
 
     fn plan() -> MiPlan {
-        MiPlan { rate_kbps: 1232.0, duration_s: 0.075, useful: true }
+        MiPlan {
+            rate_kbps: 1232.0,
+            duration_s: 0.075,
+            useful: true,
+        }
     }
 
     /// 1078-byte frames every 7 ms (1232 kb/s) in a 75 ms interval: 11

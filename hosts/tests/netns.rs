@@ -55,7 +55,12 @@ fn sh(args: &[&str]) -> Result<(), String> {
 }
 
 fn skip(why: &str) -> Option<Bed> {
-    eprintln!("SKIPPED: this test needs root and ip netns ({why})");
+    // written to fd 2 directly so that the test harness does not capture it
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "SKIPPED: this test needs root and ip netns ({why})"
+    );
     None
 }
 

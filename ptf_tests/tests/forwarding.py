@@ -1,6 +1,5 @@
 """IPv4 routing: next hop, TTL, IPv4 checksum, drops."""
 
-from ptf import testutils
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import ARP, Ether
 

@@ -2,7 +2,7 @@
 
 from scapy.layers.inet import IP, UDP, IPOption_RR
 from scapy.layers.l2 import Ether
-from scapy.packet import Padding, Raw
+from scapy.packet import Padding
 
 from base import RcpTest, rcp_packet, routed, udp_packet
 from p4rcp.protocol import RCP, RCP_HEADER_LEN

@@ -3,7 +3,6 @@
 from ptf import testutils
 from scapy.layers.inet import UDP
 from scapy.layers.l2 import Ether
-from scapy.packet import Raw
 
 from base import RcpTest, rcp_packet, routed
 from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, SYN, SYNACK
