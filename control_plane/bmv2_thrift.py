@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import socket
 
 from bm_runtime.standard import Standard
@@ -19,6 +20,9 @@ from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
 CONTEXT = 0   # bmv2 context (pipeline) id
+
+# Thrift logs every failed connection attempt; SwitchUnavailable already says it.
+logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
 
 
 def _mac_bytes(mac: str) -> bytes:

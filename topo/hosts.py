@@ -22,3 +22,9 @@ def poisson(dst_ip: str, scheme: str, load: float, capacity_bps: float, sizes: s
     return [str(HOST_BINARY), "traffic", "--to", dst_ip, "--cc", scheme, "--load", f"{load:.4f}",
             "--capacity", f"{capacity_bps / 1e3:.0f}kbit", "--sizes", sizes, "--duration", f"{duration_s:.3f}",
             "--seed", str(seed), "--out", str(out)]
+
+
+def link_emulator(if_a: str, if_b: str, delay_ms: float, loss_pct: float) -> list[str]:
+    """Bridges two interfaces: delay_ms each way, loss_pct from a to b."""
+    return [str(HOST_BINARY), "linkem", "--if-a", if_a, "--if-b", if_b, "--delay", f"{delay_ms}ms",
+            "--loss", f"{loss_pct}"]

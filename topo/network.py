@@ -1,14 +1,20 @@
-"""Build and tear down a Mininet network from a p4rcp Topology."""
+"""Build and tear down a Mininet network from a p4rcp Topology.
+
+Propagation delay and random loss on a host's access link come from a link
+emulator box in the middle of that link: a Mininet node running
+`p4rcp-host linkem` between its two interfaces (user space, Ethernet frames
+byte for byte). The kernels these experiments run on need not have netem.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mininet.link import TCLink
 from mininet.net import Mininet
 from mininet.node import Host
 from mininet.topo import Topo
@@ -16,6 +22,7 @@ from mininet.topo import Topo
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, RcpParams
 from p4rcp.topology import Topology
+from topo import hosts
 from topo.bmv2_switch import Bmv2Switch
 
 log = logging.getLogger("topo")
@@ -32,15 +39,29 @@ class MininetTopo(Topo):
         for host in topology.hosts.values():
             self.addHost(host.name, ip=f"{host.ip}/8", mac=host.mac)
         for link in topology.links:
-            if link.a in topology.hosts:
-                # netem: delay on both directions; loss only on the host's egress.
-                host_side = {"delay": f"{link.delay_ms}ms"}
-                if link.loss_pct:
-                    host_side["loss"] = link.loss_pct
-                self.addLink(link.a, link.b, port2=link.b_port, cls=TCLink,
-                             params1=host_side, params2={"delay": f"{link.delay_ms}ms"})
-            else:
+            if link.a not in topology.hosts:
                 self.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port)
+            elif link.delay_ms or link.loss_pct:
+                box = emulator_name(link.a)
+                self.addHost(box, ip=None)
+                self.addLink(link.a, box)                      # box-eth0: the host's side
+                self.addLink(box, link.b, port2=link.b_port)   # box-eth1: the switch's side
+            else:
+                self.addLink(link.a, link.b, port2=link.b_port)
+
+
+def emulator_name(host: str) -> str:
+    return f"d{host}"
+
+
+def no_offloads(intf: str, node=None) -> None:
+    """Checksum offload off (bmv2 and the emulators would forward partial
+    checksums), and no segmentation or coalescing (frames stay as sent)."""
+    cmd = f"ethtool --offload {intf} rx off tx off sg off tso off gso off gro off"
+    if node is None:
+        subprocess.run(cmd.split(), capture_output=True)
+    else:
+        node.cmd(cmd + " >/dev/null 2>&1")
 
 
 @dataclass
@@ -55,6 +76,7 @@ class Network:
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     _logs: list = field(default_factory=list)
+    emulators: list[subprocess.Popen] = field(default_factory=list)
 
     def start(self) -> "Network":
         self.net = Mininet(topo=MininetTopo(self.topology, self.json_path, self.out_dir if self.rcp_params.get(
@@ -64,6 +86,13 @@ class Network:
             self.net.start()
             for host in self.topology.hosts.values():
                 self._prepare_host(self.net.get(host.name))
+            for sw in self.net.switches:
+                for intf in sw.intfList():
+                    if intf.name != "lo":
+                        no_offloads(intf.name)
+            for link in self.topology.links:
+                if link.a in self.topology.hosts and (link.delay_ms or link.loss_pct):
+                    self._start_emulator(link)
             for sw in self.topology.switches.values():
                 if sw.rcp_ports:
                     self._start_control_plane(sw.name)
@@ -73,16 +102,25 @@ class Network:
         return self
 
     def _prepare_host(self, node) -> None:
-        """Checksum offload off (bmv2 would forward partial checksums), no IPv6
-        chatter, static ARP: every other host is reached through the switch port's MAC."""
+        """No offloads, no IPv6 chatter, static ARP: every other host is reached
+        through the switch port's MAC."""
         intf = node.defaultIntf().name
-        node.cmd(f"ethtool --offload {intf} rx off tx off sg off tso off gso off gro off >/dev/null 2>&1")
+        no_offloads(intf, node)
         node.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
         me = self.topology.hosts[node.name]
         gateway_mac = self.topology.switches[me.switch].ports[me.port].mac
         for other in self.topology.hosts.values():
             if other.name != me.name:
                 node.cmd(f"ip neigh replace {other.ip} lladdr {gateway_mac} dev {intf} nud permanent")
+
+    def _start_emulator(self, link) -> None:
+        """Delay both ways, loss on the host's egress only."""
+        box = self.net.get(emulator_name(link.a))
+        box.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        host_side, switch_side = (intf.name for intf in box.intfList())
+        for intf in (host_side, switch_side):
+            no_offloads(intf, box)
+        self.emulators.append(box.popen(hosts.link_emulator(host_side, switch_side, link.delay_ms, link.loss_pct)))
 
     def _start_control_plane(self, switch_name: str) -> None:
         sw = self.topology.switch(switch_name)
@@ -119,6 +157,13 @@ class Network:
         self.loops[switch_name].set_capacity(port, sp.capacity_bps)
 
     def stop(self) -> None:
+        for proc in self.emulators:
+            proc.terminate()
+        for proc in self.emulators:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         self._stop.set()
         for thread in self._threads:
             thread.join(5)

@@ -139,7 +139,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> d
             procs.append(network.host(name).popen(hosts.recv(out.recv(name))))
         time.sleep(0.5)
         before = switch_input_counts(network)
-        monitor = Monitor(network.switch_pids()).start()
+        monitor = Monitor(network.switch_pids(), host_pids=[p.pid for p in network.emulators]).start()
         schedule = _schedule(exp, variant, scheme, out, topology)
         base_C = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
         t0 = time.monotonic()

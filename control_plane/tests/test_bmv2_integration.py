@@ -95,9 +95,11 @@ def test_R_rises_falls_and_survives_a_restart(network):
         assert records[-1]["y_bps"] == pytest.approx(C / 2, rel=0.3)
 
         # Offered load at 1.5 C: a standing queue, y > C; R falls well below C.
+        overload_start = len(records)
         sender.pps = QUEUE_PPS * 1.5
         _wait_for(lambda: loop.ports[1].R_bps < 0.5 * C, 20, "R never fell under overload")
-        assert max(r["q_bytes"] for r in records[-50:]) > 10 * FRAME
+        _wait_for(lambda: max(r["q_bytes"] for r in records[overload_start:]) > 10 * FRAME, 10,
+                  "the control plane never saw the standing queue")
 
         # The switch dies and comes back empty: the loop re-installs routes, queues and R by itself.
         sender.pps = QUEUE_PPS / 2
