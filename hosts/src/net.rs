@@ -36,7 +36,7 @@ pub fn tighten_timer_slack() {
     }
 }
 
-fn setsockopt_int(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()> {
+pub fn setsockopt_int(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()> {
     // SAFETY: passing a pointer to a local int with its size.
     let r = unsafe {
         libc::setsockopt(
