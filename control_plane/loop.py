@@ -10,7 +10,7 @@ from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
 from control_plane.rcp_law import rcp_rate
-from p4rcp.topology import Route, Switch
+from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch
 
 log = logging.getLogger("control_plane")
 
@@ -26,7 +26,7 @@ class RcpParams:
     d0_init_s: float = 0.1            # until the first RTT samples arrive
     d0_gain: float = 0.1              # weight of a new interval's mean RTT in the moving average d0
     T_max_s: float = 0.010            # T = min(T_max, d0)
-    queue_packet_bytes: int = 1090    # q = queue depth (packets) * this; see docs/control_plane.md
+    queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES   # q = queue depth (packets) * this; docs/control_plane.md
 
     def __post_init__(self):
         for name in ("alpha", "beta", "gamma", "R_min_bps", "R_init_fraction", "d0_init_s", "d0_gain",

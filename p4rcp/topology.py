@@ -19,8 +19,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 32 (host transport) + 1000 (MSS).
-DEFAULT_DATA_FRAME_BYTES = 1090
+# 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 20 (host DATA header, hosts/src/wire.rs) + 1000 (MSS).
+DEFAULT_DATA_FRAME_BYTES = 1078
 DEFAULT_QUEUE_PACKETS = 64
 FIRST_THRIFT_PORT = 9090
 
