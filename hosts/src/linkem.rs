@@ -14,7 +14,8 @@
 //!   an `AF_PACKET`/`SOCK_RAW` socket (`ETH_P_ALL`, bound to the interface,
 //!   promiscuous, outgoing frames ignored); whole Ethernet frames are
 //!   forwarded byte for byte (a VLAN tag the kernel moved out of the frame
-//!   is put back).
+//!   is put back; a transport checksum the sender's kernel left to offload
+//!   is computed, as the NIC would have done).
 //!
 //! Treatment, in both modes:
 //!
@@ -137,14 +138,18 @@ fn validate(a: &LinkemArgs) -> Result<(Mode, Params), String> {
     };
     let mode = match (given(&tun), given(&eth)) {
         (0, 0) => {
-            return Err("linkem needs exactly one mode: TUN (--ns-a NS --dev-a TUN --ns-b NS --dev-b TUN) \
+            return Err(
+                "linkem needs exactly one mode: TUN (--ns-a NS --dev-a TUN --ns-b NS --dev-b TUN) \
                         or Ethernet (--if-a IFACE --if-b IFACE)"
-                .into())
+                    .into(),
+            )
         }
         (t, e) if t > 0 && e > 0 => {
-            return Err("linkem: choose one mode, TUN (--ns-a/--dev-a/--ns-b/--dev-b) or Ethernet \
+            return Err(
+                "linkem: choose one mode, TUN (--ns-a/--dev-a/--ns-b/--dev-b) or Ethernet \
                         (--if-a/--if-b), not both"
-                .into())
+                    .into(),
+            )
         }
         (4, 0) => Mode::Tun {
             ns_a: a.ns_a.clone().unwrap_or_default(),
@@ -173,7 +178,9 @@ fn validate(a: &LinkemArgs) -> Result<(Mode, Params), String> {
         Mode::Tun { dev_a, dev_b, .. } => vec![dev_a, dev_b],
         Mode::Ethernet { if_a, if_b } => {
             if if_a == if_b {
-                return Err(format!("--if-a and --if-b must be two different interfaces (both {if_a})"));
+                return Err(format!(
+                    "--if-a and --if-b must be two different interfaces (both {if_a})"
+                ));
             }
             vec![if_a, if_b]
         }
@@ -230,9 +237,9 @@ trait Port {
     /// Bytes to add to what `recv` returns to get the Ethernet frame's
     /// length (what `--rate` and `--limit` count).
     fn frame_overhead(&self) -> u64;
-    /// Frames the kernel handed over with a checksum still to be computed
-    /// (offload left on upstream); forwarded as they are.
-    fn partial_checksums(&self) -> u64 {
+    /// Frames whose transport checksum the kernel had left to offload and
+    /// this port computed before forwarding them.
+    fn checksums_completed(&self) -> u64 {
         0
     }
 }
@@ -299,16 +306,57 @@ struct TpacketAuxdata {
     tp_vlan_tpid: u16,
 }
 const PACKET_AUXDATA: i32 = 8;
+const PACKET_VNET_HDR: i32 = 15;
 const PACKET_IGNORE_OUTGOING: i32 = 23;
-const TP_STATUS_CSUMNOTREADY: u32 = 1 << 3;
 const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
 const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
+
+/// `struct virtio_net_hdr` (linux/virtio_net.h), which precedes every
+/// frame read or written with `PACKET_VNET_HDR`; fields in host order.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct VnetHdr {
+    flags: u8,
+    gso_type: u8,
+    hdr_len: u16,
+    gso_size: u16,
+    csum_start: u16,
+    csum_offset: u16,
+}
+const VNET_HDR_LEN: usize = std::mem::size_of::<VnetHdr>();
+const VIRTIO_NET_HDR_F_NEEDS_CSUM: u8 = 1;
+
+/// Finish a checksum the sender's kernel left to the NIC (what the NIC
+/// would have put on the wire): the field at `start + offset` holds the
+/// pseudo-header sum; the Internet checksum of `frame[start..]` replaces
+/// it. False if the offsets do not fit the frame.
+fn complete_checksum(frame: &mut [u8], start: usize, offset: usize) -> bool {
+    let field = start + offset;
+    if field + 2 > frame.len() {
+        return false;
+    }
+    let mut sum: u64 = 0;
+    let mut words = frame[start..].chunks_exact(2);
+    for w in &mut words {
+        sum += u16::from_be_bytes([w[0], w[1]]) as u64;
+    }
+    if let [last] = words.remainder() {
+        sum += (*last as u64) << 8;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let c = !(sum as u16);
+    // as the kernel's skb_checksum_help: 0 is sent as 0xffff (UDP: "none")
+    frame[field..field + 2].copy_from_slice(&(if c == 0 { 0xffff } else { c }).to_be_bytes());
+    true
+}
 
 /// An `AF_PACKET`/`SOCK_RAW` socket bound to one interface: every frame
 /// received from the wire, whole (Ethernet header included).
 struct PacketPort {
     fd: OwnedFd,
-    partial: u64,
+    completed: u64,
 }
 
 impl PacketPort {
@@ -325,7 +373,13 @@ impl PacketPort {
         // Protocol 0 at creation: no frame is queued before the bind below
         // restricts the socket to this interface.
         // SAFETY: plain socket(2).
-        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) };
+        let raw = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        };
         if raw < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -334,8 +388,11 @@ impl PacketPort {
         // Frames this socket (or anyone) sends on the interface are not
         // wanted (Linux >= 4.20; recv also checks sll_pkttype).
         let _ = net::setsockopt_int(raw, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
-        // VLAN tags the driver stripped, and checksum state, come as auxdata.
+        // VLAN tags the driver stripped come as auxdata
         net::setsockopt_int(raw, libc::SOL_PACKET, PACKET_AUXDATA, 1)?;
+        // a virtio_net_hdr before each frame says where a checksum left to
+        // offload lies, so that we can complete it
+        net::setsockopt_int(raw, libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
         let size = 4 << 20;
         if net::setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, size).is_err() {
             let _ = net::setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, size);
@@ -377,7 +434,7 @@ impl PacketPort {
         if r != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(PacketPort { fd, partial: 0 })
+        Ok(PacketPort { fd, completed: 0 })
     }
 }
 
@@ -390,18 +447,26 @@ impl Port for PacketPort {
         // SAFETY: zero is a valid sockaddr_ll / msghdr.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         let mut cbuf = [0u64; 16]; // 128 bytes, aligned for cmsghdr
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
+        let mut vh = VnetHdr::default();
+        let mut iov = [
+            libc::iovec {
+                iov_base: &mut vh as *mut VnetHdr as *mut libc::c_void,
+                iov_len: VNET_HDR_LEN,
+            },
+            libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
+            },
+        ];
         let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
         msg.msg_name = &mut sll as *mut libc::sockaddr_ll as *mut libc::c_void;
         msg.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
+        msg.msg_iov = iov.as_mut_ptr();
+        msg.msg_iovlen = 2;
         msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
         msg.msg_controllen = std::mem::size_of_val(&cbuf) as _;
-        // MSG_TRUNC: the return value is the frame's real length.
+        // MSG_TRUNC: the return value is the frame's real length (plus the
+        // virtio_net_hdr).
         // SAFETY: msghdr points at live buffers for this call.
         let r = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC | libc::MSG_DONTWAIT) };
         if r < 0 {
@@ -414,7 +479,9 @@ impl Port for PacketPort {
         if sll.sll_pkttype == libc::PACKET_OUTGOING {
             return Rx::Skip;
         }
-        let mut n = r as usize;
+        let Some(mut n) = (r as usize).checked_sub(VNET_HDR_LEN) else {
+            return Rx::Skip;
+        };
         if n > buf.len() {
             return Rx::TooBig;
         }
@@ -430,9 +497,6 @@ impl Port for PacketPort {
             }
         }
         if let Some(aux) = aux {
-            if aux.tp_status & TP_STATUS_CSUMNOTREADY != 0 {
-                self.partial += 1;
-            }
             // put back a VLAN tag the driver took out of the frame
             if aux.tp_status & TP_STATUS_VLAN_VALID != 0 && n >= 12 {
                 if n + 4 > buf.len() {
@@ -449,20 +513,37 @@ impl Port for PacketPort {
                 n += 4;
             }
         }
+        // (csum_start counts a VLAN tag the driver stripped: the offsets
+        // fit the frame as rebuilt above)
+        if vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM != 0
+            && complete_checksum(&mut buf[..n], vh.csum_start as usize, vh.csum_offset as usize)
+        {
+            self.completed += 1;
+        }
         Rx::Packet(n)
     }
 
     fn send(&mut self, pkt: &[u8]) -> io::Result<()> {
-        // the socket is bound: send() goes out of its interface
-        // SAFETY: sending from a live slice.
-        let r = unsafe {
-            libc::send(
-                self.fd.as_raw_fd(),
-                pkt.as_ptr() as *const libc::c_void,
-                pkt.len(),
-                libc::MSG_DONTWAIT,
-            )
-        };
+        // an all-zero virtio_net_hdr (no offload: the frame is final), then
+        // the frame; the socket is bound, so it leaves by its interface
+        let vh = VnetHdr::default();
+        let iov = [
+            libc::iovec {
+                iov_base: &vh as *const VnetHdr as *mut libc::c_void,
+                iov_len: VNET_HDR_LEN,
+            },
+            libc::iovec {
+                iov_base: pkt.as_ptr() as *mut libc::c_void,
+                iov_len: pkt.len(),
+            },
+        ];
+        // SAFETY: zero is a valid msghdr.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+        msg.msg_iovlen = 2;
+        // SAFETY: the msghdr points at live buffers for this call; the
+        // kernel only reads them.
+        let r = unsafe { libc::sendmsg(self.fd.as_raw_fd(), &msg, libc::MSG_DONTWAIT) };
         if r < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -474,8 +555,8 @@ impl Port for PacketPort {
         0
     }
 
-    fn partial_checksums(&self) -> u64 {
-        self.partial
+    fn checksums_completed(&self) -> u64 {
+        self.completed
     }
 }
 
@@ -493,13 +574,15 @@ struct DirStats {
     reordered: u64,
     /// Forwarded: written to the egress port.
     delivered: u64,
-    /// Larger than the 64 KiB buffer: dropped.
+    /// Larger than the 64 KiB buffer, or than the egress port's MTU (a
+    /// TSO/GSO super-frame): dropped.
     too_big: u64,
-    /// The egress port refused them (e.g. larger than its MTU).
+    /// The egress port refused them for another reason.
     send_errors: u64,
     recv_errors: u64,
-    /// Ethernet mode: frames with a checksum left to offload.
-    partial_checksum: u64,
+    /// Ethernet mode: frames whose checksum the sender's kernel left to
+    /// offload, completed by linkem.
+    checksums_completed: u64,
 }
 
 /// A packet waiting for its delivery time; ordered by (time, arrival).
@@ -574,19 +657,22 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
         libc::pollfd {
             fd: a.fd(),
             events: libc::POLLIN,
-            revents: 0,
+            revents: libc::POLLIN, // read both at the start
         },
         libc::pollfd {
             fd: b.fd(),
             events: libc::POLLIN,
-            revents: 0,
+            revents: libc::POLLIN,
         },
     ];
     while !stop() {
         let now = now_s();
-        // A -> B arrivals
-        for _ in 0..256 {
-            let Some(n) = next_packet(a, &mut buf, &mut ab, "A") else { break };
+        // A -> B arrivals (only from a port ppoll found ready: no empty reads)
+        let ready = |p: &libc::pollfd| p.fd < 0 || p.revents != 0;
+        for _ in 0..if ready(&pfds[0]) { 256 } else { 0 } {
+            let Some(n) = next_packet(a, &mut buf, &mut ab, "A") else {
+                break;
+            };
             ab.packets += 1;
             if rng.gen::<f64>() * 100.0 < p.loss {
                 ab.lost += 1;
@@ -614,8 +700,10 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
             }
         }
         // B -> A arrivals
-        for _ in 0..256 {
-            let Some(n) = next_packet(b, &mut buf, &mut ba, "B") else { break };
+        for _ in 0..if ready(&pfds[1]) { 256 } else { 0 } {
+            let Some(n) = next_packet(b, &mut buf, &mut ba, "B") else {
+                break;
+            };
             ba.packets += 1;
             if rng.gen::<f64>() * 100.0 < p.loss_back {
                 ba.lost += 1;
@@ -663,6 +751,17 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
             };
             match sent {
                 Ok(()) => st.delivered += 1,
+                Err(e) if e.raw_os_error() == Some(libc::EMSGSIZE) => {
+                    if st.too_big == 0 {
+                        eprintln!(
+                            "p4rcp-host linkem: dropping {}-byte frames larger than the MTU of side {} \
+                             (counted in too_big; TSO/GSO left on upstream? ethtool --offload IF tso off gso off)",
+                            x.pkt.len(),
+                            if x.to_b { "B" } else { "A" }
+                        );
+                    }
+                    st.too_big += 1;
+                }
                 Err(e) => {
                     if st.send_errors == 0 {
                         let side = if x.to_b { "B" } else { "A" };
@@ -697,8 +796,8 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
             libc::ppoll(pfds.as_mut_ptr(), 2, &ts, std::ptr::null());
         }
     }
-    ab.partial_checksum = a.partial_checksums();
-    ba.partial_checksum = b.partial_checksums();
+    ab.checksums_completed = a.checksums_completed();
+    ba.checksums_completed = b.checksums_completed();
     (ab, ba)
 }
 
@@ -769,7 +868,10 @@ mod tests {
                 dev_b: "t".into()
             }
         );
-        let (m, p) = check(&["--if-a", "d1-eth0", "--if-b", "d1-eth1", "--delay", "20ms", "--loss", "1"]).unwrap();
+        let (m, p) = check(&[
+            "--if-a", "d1-eth0", "--if-b", "d1-eth1", "--delay", "20ms", "--loss", "1",
+        ])
+        .unwrap();
         assert_eq!(
             m,
             Mode::Ethernet {
@@ -792,11 +894,54 @@ mod tests {
         err(&["--if-a", "e0"], "missing --if-b");
         err(&["--if-b", "e0"], "missing --if-a");
         err(&["--if-a", "e0", "--if-b", "e0"], "different");
-        err(&["--if-a", "an-interface-name-too-long", "--if-b", "e0"], "bad interface name");
+        err(
+            &["--if-a", "an-interface-name-too-long", "--if-b", "e0"],
+            "bad interface name",
+        );
         err(&["--if-a", "e0", "--if-b", "e1", "--loss", "150"], "percentage");
-        err(&["--if-a", "e0", "--if-b", "e1", "--loss-back", "-1"], "percentage");
+        err(&["--if-a", "e0", "--if-b", "e1", "--loss-back=-1"], "percentage");
         err(&["--if-a", "e0", "--if-b", "e1", "--reorder", "101"], "percentage");
         err(&["--if-a", "e0", "--if-b", "e1", "--rate", "20"], "needs a unit");
+    }
+
+    /// A UDP/IPv4 datagram as the sending kernel leaves it with offload on:
+    /// the checksum field holds the folded pseudo-header sum.
+    #[test]
+    fn completes_an_offloaded_udp_checksum() {
+        fn fold(mut s: u32) -> u16 {
+            while s > 0xffff {
+                s = (s & 0xffff) + (s >> 16);
+            }
+            s as u16
+        }
+        fn sum(b: &[u8]) -> u32 {
+            b.chunks(2)
+                .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
+                .sum()
+        }
+        let payload: Vec<u8> = (0..101u32).map(|i| (i * 7) as u8).collect(); // odd length
+        let udp_len = 8 + payload.len();
+        let (src, dst) = ([10u8, 99, 0, 1], [10u8, 99, 0, 2]);
+        let mut f = vec![0u8; 14 + 20];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[14 + 9] = 17;
+        f[14 + 12..14 + 16].copy_from_slice(&src);
+        f[14 + 16..14 + 20].copy_from_slice(&dst);
+        f.extend_from_slice(&6577u16.to_be_bytes());
+        f.extend_from_slice(&6577u16.to_be_bytes());
+        f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+        f.extend_from_slice(&[0, 0]);
+        f.extend_from_slice(&payload);
+        let pseudo = sum(&src) + sum(&dst) + 17 + udp_len as u32;
+        // the reference: complement of the sum over pseudo header + datagram
+        let want = !fold(pseudo + sum(&f[34..]));
+        f[40..42].copy_from_slice(&fold(pseudo).to_be_bytes());
+        assert!(complete_checksum(&mut f, 34, 6));
+        assert_eq!(u16::from_be_bytes([f[40], f[41]]), want);
+        // and it verifies: the sum over everything folds to 0xffff
+        assert_eq!(fold(pseudo + sum(&f[34..])), 0xffff);
+        assert!(!complete_checksum(&mut f, 200, 6), "offsets beyond the frame");
     }
 
     /// A port fed from a list, recording what is sent to it.
@@ -858,7 +1003,10 @@ mod tests {
         assert_eq!(got_b, Vec::from(want_b), "A->B byte for byte, in order");
         assert_eq!(got_a, Vec::from(want_a), "B->A byte for byte, in order");
         for (t, _) in a.sent.iter().chain(b.sent.iter()) {
-            assert!(t.duration_since(t0) >= Duration::from_millis(30), "delivered before the delay");
+            assert!(
+                t.duration_since(t0) >= Duration::from_millis(30),
+                "delivered before the delay"
+            );
         }
     }
 
@@ -879,6 +1027,9 @@ mod tests {
         let (ab, _) = emulate(&mut a, &mut b, &p, &stop);
         assert_eq!((ab.packets, ab.queue_drops, ab.delivered), (20, 15, 5));
         let last = b.sent.last().map(|(t, _)| t.duration_since(t0)).unwrap_or_default();
-        assert!(last >= Duration::from_micros(2000), "5 frames of 0.4 ms left after {last:?}");
+        assert!(
+            last >= Duration::from_micros(2000),
+            "5 frames of 0.4 ms left after {last:?}"
+        );
     }
 }

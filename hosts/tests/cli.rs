@@ -111,6 +111,28 @@ fn bad_arguments_fail_clearly() {
     );
 }
 
+/// linkem: exactly one of the TUN and Ethernet modes, else status 2.
+#[test]
+fn linkem_needs_exactly_one_mode() {
+    for (args, needle) in [
+        (vec!["linkem", "--delay", "20ms"], "exactly one mode"),
+        (
+            vec!["linkem", "--if-a", "e0", "--if-b", "e1", "--ns-a", "x"],
+            "not both",
+        ),
+        (vec!["linkem", "--if-a", "e0"], "missing --if-b"),
+        (vec!["linkem", "--ns-a", "x", "--dev-a", "t"], "missing --ns-b, --dev-b"),
+    ] {
+        let o = run_with_timeout(Command::new(bin()).args(&args), 20.0);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: stderr does not mention {needle:?}:\n{err}"
+        );
+    }
+}
+
 #[test]
 fn a_flow_without_receiver_gives_up_with_a_record() {
     let port = free_port();
