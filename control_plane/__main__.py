@@ -16,7 +16,7 @@ import time
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
-from control_plane.loop import ControlLoop, RcpParams
+from control_plane.loop import ControlLoop, RcpParams, program_switch
 from p4rcp.topology import TopologyError, load_topology
 
 
@@ -55,10 +55,16 @@ def main(argv=None) -> int:
                            d0_init_s=args.d0_init_ms / 1000, d0_gain=args.d0_gain, T_max_s=args.t_max_ms / 1000,
                            queue_packet_bytes=args.queue_packet_bytes or topology.data_frame_bytes)
         driver = Bmv2ThriftDriver(args.thrift_port or switch.thrift_port, host=args.thrift_host)
+        if not switch.rcp_ports:
+            driver.connect()
+            program_switch(driver, switch, topology.routes(switch.name))
+            driver.close()
+            print(f"control_plane: {switch.name} has no RCP port; routes and queues installed, nothing to run")
+            return 0
         out = open(args.log, "a", buffering=1) if args.log else sys.stdout
         loop = ControlLoop(switch, topology.routes(switch.name), driver, params,
                            emit=lambda record: out.write(json.dumps(record) + "\n"))
-    except (TopologyError, ValueError, OSError) as e:
+    except (TopologyError, ValueError, OSError, SwitchUnavailable) as e:
         print(f"control_plane: {e}", file=sys.stderr)
         return 2
 

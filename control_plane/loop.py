@@ -53,6 +53,13 @@ def counter_delta(new: int, old: int, bits: int) -> int:
     return delta
 
 
+def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> None:
+    """Routes and queue settings of the topology, on a connected switch."""
+    driver.install_routes(routes)
+    for sp in switch.ports.values():
+        driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
+
+
 @dataclass
 class PortState:
     port: int
@@ -104,9 +111,7 @@ class ControlLoop:
         """(Re)connect and bring the switch to our state: tables, queues, R."""
         self.connected = False
         self.driver.connect()
-        self.driver.install_routes(self.routes)
-        for sp in self.switch.ports.values():
-            self.driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
+        program_switch(self.driver, self.switch, self.routes)
         self.driver.write_rates_kbps({p: _kbps(ps.R_bps) for p, ps in self.ports.items()})
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline

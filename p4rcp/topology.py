@@ -177,15 +177,17 @@ class _Builder:
         return host
 
     def trunk(self, a: Switch, b: Switch, rate_mbps: float | None, delay_ms: float = 0.0) -> None:
-        """A switch-to-switch link; rate_mbps shapes and enables RCP on both directions."""
+        """A switch-to-switch link; rate_mbps shapes the a -> b direction (the
+        senders' data) and makes it an RCP port. The b -> a direction carries
+        the acknowledgements and stays unshaped: bmv2 shapes in packets per
+        second, and ACKs come at the data packet rate."""
         pa, pb = self._add_port(a, b.name), self._add_port(b, a.name)
         if rate_mbps is not None:
-            for port in (pa, pb):
-                pps = round(rate_mbps * 1e6 / (8 * self.data_frame_bytes))
-                if pps <= 0:
-                    raise TopologyError(f"bottleneck rate {rate_mbps} Mb/s is below one packet per second")
-                port.queue_rate_pps = pps
-                port.capacity_bps = pps * self.data_frame_bytes * 8.0
+            pps = round(rate_mbps * 1e6 / (8 * self.data_frame_bytes))
+            if pps <= 0:
+                raise TopologyError(f"bottleneck rate {rate_mbps} Mb/s is below one packet per second")
+            pa.queue_rate_pps = pps
+            pa.capacity_bps = pps * self.data_frame_bytes * 8.0
             self.bottlenecks.append((a.name, pa.number))
         self.links.append(Link(a.name, pa.number, b.name, pb.number, delay_ms, 0.0))
 

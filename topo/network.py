@@ -20,7 +20,7 @@ from mininet.node import Host
 from mininet.topo import Topo
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from control_plane.loop import ControlLoop, RcpParams
+from control_plane.loop import ControlLoop, RcpParams, program_switch
 from p4rcp.topology import Topology
 from topo import hosts
 from topo.bmv2_switch import Bmv2Switch
@@ -96,6 +96,11 @@ class Network:
             for sw in self.topology.switches.values():
                 if sw.rcp_ports:
                     self._start_control_plane(sw.name)
+                else:
+                    driver = Bmv2ThriftDriver(sw.thrift_port)
+                    driver.connect()
+                    program_switch(driver, sw, self.topology.routes(sw.name))
+                    driver.close()
         except BaseException:
             self.stop()
             raise

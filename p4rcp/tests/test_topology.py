@@ -13,6 +13,9 @@ def test_dumbbell_expands_hosts_ports_and_capacity():
     [bottleneck] = s1.rcp_ports
     assert bottleneck.peer == "s2" and bottleneck.queue_rate_pps == 1250
     assert bottleneck.capacity_bps == 10e6
+    [back] = [p for p in t.switch("s2").ports.values() if p.peer == "s1"]
+    assert not back.is_rcp and back.queue_rate_pps is None     # ACKs: unshaped
+    assert t.bottlenecks == [("s1", bottleneck.number)]
     assert len({h.ip for h in t.hosts.values()}) == 6
     assert len({p.mac for s in t.switches.values() for p in s.ports.values()}) == 8
 
