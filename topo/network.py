@@ -70,7 +70,8 @@ class Network:
     topology: Topology
     json_path: Path
     out_dir: Path
-    rcp_params: dict = field(default_factory=dict)
+    rcp_params: dict = field(default_factory=dict)   # RcpParams fields to override
+    switch_logs: bool = False                           # simple_switch logs in out_dir
     net: Mininet | None = None
     loops: dict[str, ControlLoop] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -79,8 +80,8 @@ class Network:
     emulators: list[subprocess.Popen] = field(default_factory=list)
 
     def start(self) -> "Network":
-        self.net = Mininet(topo=MininetTopo(self.topology, self.json_path, self.out_dir if self.rcp_params.get(
-            "switch_log") else None), host=Host, controller=None, autoSetMacs=False, build=False)
+        topo = MininetTopo(self.topology, self.json_path, self.out_dir if self.switch_logs else None)
+        self.net = Mininet(topo=topo, host=Host, controller=None, autoSetMacs=False, build=False)
         try:
             self.net.build()
             self.net.start()
@@ -129,8 +130,7 @@ class Network:
 
     def _start_control_plane(self, switch_name: str) -> None:
         sw = self.topology.switch(switch_name)
-        params = RcpParams(**{k: v for k, v in self.rcp_params.items() if k != "switch_log"},
-                           queue_packet_bytes=self.topology.data_frame_bytes)
+        params = RcpParams(**{"queue_packet_bytes": self.topology.data_frame_bytes, **self.rcp_params})
         out = open(self.out_dir / f"control_{switch_name}.jsonl", "a", buffering=1)
         self._logs.append(out)
         loop = ControlLoop(sw, self.topology.routes(switch_name), Bmv2ThriftDriver(sw.thrift_port), params,
