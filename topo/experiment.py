@@ -6,6 +6,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from control_plane.loop import RcpParams
 from p4rcp.topology import TopologyError, Topology, load_topology
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
@@ -59,6 +60,7 @@ class Experiment:
     poisson: list[PoissonSource] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     sweep: dict[str, list] = field(default_factory=dict)
+    rcp: dict = field(default_factory=dict)       # RcpParams overrides for the control loops
 
     def variants(self) -> list[Variant]:
         if not self.sweep:
@@ -118,7 +120,7 @@ def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: fl
                         for f in d.get("long", [])],
             poisson=[PoissonSource(p["sender"], p["receiver"], p["sizes"]) for p in d.get("poisson", [])],
             events=[Event(float(e["at_s"]), float(e["bottleneck_scale"])) for e in d.get("events", [])],
-            sweep=dict(d.get("sweep", {})))
+            sweep=dict(d.get("sweep", {})), rcp=dict(d.get("rcp", {})))
     except KeyError as e:
         raise ExperimentError(f"{where}: missing key {e}") from None
     except (TypeError, ValueError) as e:
@@ -139,6 +141,12 @@ def _validate(exp: Experiment, where: str) -> None:
         raise ExperimentError(f"{where}: no traffic (no [[long]] and no [[poisson]])")
     if exp.poisson and not (exp.load and 0 < exp.load < 1 or "load" in exp.sweep):
         raise ExperimentError(f"{where}: [[poisson]] sources need a total load in (0, 1)")
+    try:
+        RcpParams(**exp.rcp)
+    except TypeError as e:
+        raise ExperimentError(f"{where}: [rcp]: {e}") from None
+    except ValueError as e:
+        raise ExperimentError(f"{where}: [rcp]: {e}") from None
     if len(exp.sweep) > 1:
         raise ExperimentError(f"{where}: sweep one parameter at a time, got {sorted(exp.sweep)}")
     for e in exp.events:

@@ -126,7 +126,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> d
     """One scheme, one sweep point: returns the run's metadata (validity, CPU, paths)."""
     out.root.mkdir(parents=True, exist_ok=True)
     topology = variant.topology
-    network = Network(topology, BUILD_JSON, out.root).start()
+    network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp).start()
     procs: list[subprocess.Popen] = []
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme, "duration_s": exp.duration_s,
             "load": variant.load, "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps
@@ -166,6 +166,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> d
             time.sleep(0.2)
         _progress("")
         monitor.stop()
+        time.sleep(0.5)      # frames still inside bmv2 would look lost
         after = switch_input_counts(network)
         for sw, (kernel_after, pipeline_after) in after.items():
             delivered = kernel_after - before[sw][0]

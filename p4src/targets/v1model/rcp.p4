@@ -1,15 +1,32 @@
-// The RCP router's per-packet work on egress port p: three additions and two
+// The RCP router's per-packet work for output port p: three additions and two
 // comparisons. R is computed by the control plane, never here (no division).
+//
+// The input traffic y is what *arrives* for the link, so its addition runs in
+// ingress once the route has chosen p: bmv2's egress runs after the queue,
+// where the byte count could never exceed the link's capacity and overload
+// would show only in the queue. The RTT samples and the stamp run in egress,
+// on dequeue, as in the ns-2 router.
 #ifndef P4RCP_V1MODEL_RCP_P4
 #define P4RCP_V1MODEL_RCP_P4
 
 #include "../../shared/checksum.p4"
 #include "size.p4"
 
-control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
-    // Monotonic counters: the data plane never resets them, the control plane
-    // reads deltas. Names start with "." so they stay the same on every target.
+// Monotonic counters: the data plane never resets them, the control plane
+// reads deltas. Names start with "." so they stay the same on every target.
+
+control RcpArrivals(in standard_metadata_t std_meta) {
     @name(".rcp_input_bytes") register<bit<64>>(NUM_PORTS) rcp_input_bytes;
+
+    apply {
+        bit<32> p = (bit<32>) std_meta.egress_spec;
+        bit<64> input_bytes;
+        rcp_input_bytes.read(input_bytes, p);
+        rcp_input_bytes.write(p, input_bytes + (bit<64>) std_meta.packet_length);   // addition 1
+    }
+}
+
+control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
     @name(".rcp_rtt_sum")     register<bit<64>>(NUM_PORTS) rcp_rtt_sum;
     @name(".rcp_rtt_count")   register<bit<64>>(NUM_PORTS) rcp_rtt_count;
     // Queue depth (packets) the last packet saw on enqueue.
@@ -19,10 +36,6 @@ control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
 
     apply {
         bit<32> p = (bit<32>) std_meta.egress_port;
-
-        bit<64> input_bytes;
-        rcp_input_bytes.read(input_bytes, p);
-        rcp_input_bytes.write(p, input_bytes + (bit<64>) std_meta.packet_length);   // addition 1
         rcp_queue_depth.write(p, (bit<32>) std_meta.enq_qdepth);
 
         bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
