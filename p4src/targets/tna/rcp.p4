@@ -1,5 +1,7 @@
-// The RCP router's per-packet work on TNA, egress port p: three additions and
+// The RCP router's per-packet work on TNA, output port p: three additions and
 // two comparisons, each addition one RegisterAction of a stateful ALU.
+// Addition 1 (input bytes) runs in ingress, on arrival (routing.p4); the
+// rest here, on departure.
 //
 // Cells are 32 bits, Tofino's stateful-ALU width. Counters wrap; the control
 // plane takes deltas modulo 2^32 (control_plane/loop.py counter_delta with
@@ -11,7 +13,6 @@ control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
                   in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                   inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    @name(".rcp_input_bytes") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_input_bytes;
     @name(".rcp_rtt_sum")     Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_sum;
     @name(".rcp_rtt_count")   Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_count;
     // Queue depth on enqueue in Tofino queue cells (80 bytes on Tofino 1).
@@ -19,9 +20,6 @@ control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
     // R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
     @name(".rcp_rate")        Register<rate_kbps_t, PortId_t>(NUM_PORTS, 0) rcp_rate;
 
-    RegisterAction<bit<32>, PortId_t, void>(rcp_input_bytes) add_input_bytes = {
-        void apply(inout bit<32> bytes) { bytes = bytes + (bit<32>) eg_intr_md.pkt_length; }   // addition 1
-    };
     RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {
         void apply(inout bit<32> sum) { sum = sum + hdr.rcp.rtt_us; }                           // addition 2
     };
@@ -44,7 +42,6 @@ control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
 
     apply {
         PortId_t p = eg_intr_md.egress_port;
-        add_input_bytes.execute(p);
         record_queue_depth.execute(p);
 
         bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
