@@ -64,26 +64,31 @@ def metrics(run: dict, exp) -> dict:
             f["fct_s"] / fct_ps(f["size_bytes"], C, load, _rtt(topo, f["host"])) for f in done)
     busy = [r for r in run["control"] if r["y_bps"] > 0]
     if run["control"]:
-        m["utilisation"] = statistics.fmean(min(r["y_bps"] / r["C_bps"], 1.5) for r in busy) if busy else 0.0
+        # y counts arrivals, drops included: a link offered more than C is fully used, not more.
+        m["utilisation"] = statistics.fmean(min(r["y_bps"] / r["C_bps"], 1.0) for r in busy) if busy else 0.0
         m["mean_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in run["control"]) / topo.data_frame_bytes
     if exp.long_flows:
         shares = _steady_goodputs(run, exp)
-        m["throughput_mbps"] = sum(shares) / 1e3 if shares else 0.0
+        m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
         if len(shares) >= 2:
             m["jain"] = jain_index(shares)
     return m
 
 
 def _steady_goodputs(run: dict, exp, settle_s: float = 2.0) -> list[float]:
-    """Per long flow, mean goodput (kb/s) once every long flow has started and settled."""
+    """Per long flow, mean goodput (kb/s) once every long flow has started and
+    settled; empty when a flow has no goodput samples (the kernel's TCP has
+    none): a whole-life average would mix periods the flows did not share."""
     starts = [f["start_unix_s"] for f in run["flows"]]
     if not starts:
         return []
     begin = min(starts) + max(f.start_s for f in exp.long_flows) + settle_s
     shares = []
-    for samples in run["rates"].values():
-        window = [v for t, v in samples if t >= begin]
-        shares.append(statistics.fmean(window) if window else 0.0)
+    for flow in run["flows"]:
+        window = [v for t, v in run["rates"].get(f"{flow['host']}/{flow['flow_id']}", []) if t >= begin]
+        if not window:
+            return []
+        shares.append(statistics.fmean(window))
     return shares
 
 
@@ -213,7 +218,11 @@ def _plot_rates(path: Path, runs: dict) -> Path:
         C = min(run["meta"]["capacity_bps"].values())
         ax.axhline(C / 1e6, color="k", lw=0.8, ls=":")
         ax.set(title=scheme, xlabel="time (s)", ylabel="goodput (Mb/s)")
-        ax.legend(fontsize=6)
+        if series:
+            ax.legend(fontsize=6)
+        else:
+            ax.text(0.5, 0.5, "no per-flow samples\n(the kernel's TCP has no trace)", ha="center",
+                    transform=ax.transAxes)
         times = sorted({t for s in series.values() for t in s})
         jain = [(t, jain_index([s[t] for s in series.values() if t in s])) for t in times
                 if sum(t in s for s in series.values()) >= 2]
