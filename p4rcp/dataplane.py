@@ -17,5 +17,6 @@ NUM_PORTS = 512
 COUNTER_INGRESS_PACKETS = "ingress_packets"   # counter extern, packets
 
 TABLE_ROUTING_V4 = "routing_v4"
+MATCH_IPV4_DST = "ipv4_dst"              # its LPM key
 ACTION_SET_NEXT_HOP = "set_next_hop_routing_v4"
 ACTION_DROP = "drop_routing_v4"

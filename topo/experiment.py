@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,8 @@ from p4rcp.topology import TopologyError, Topology, load_topology
 EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
 TOPOLOGIES_DIR = Path(__file__).resolve().parent / "topologies"
 SCHEMES = ("rcp", "tcp", "allegro", "vivace", "vivace-loss", "vivace-latency")
+# A constant-rate sender ("fixed:8mbit"), for calibrating the emulation rather than comparing schemes.
+FIXED_SCHEME = re.compile(r"fixed:\d+(\.\d+)?(kbit|mbit|gbit)")
 
 
 class ExperimentError(ValueError):
@@ -132,9 +135,9 @@ def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: fl
 def _validate(exp: Experiment, where: str) -> None:
     if not exp.topology_file.is_file():
         raise ExperimentError(f"{where}: topology file {exp.topology_file} does not exist")
-    unknown = [s for s in exp.schemes if s not in SCHEMES]
+    unknown = [s for s in exp.schemes if s not in SCHEMES and not FIXED_SCHEME.fullmatch(s)]
     if unknown or not exp.schemes:
-        raise ExperimentError(f"{where}: unknown schemes {unknown}; known: {', '.join(SCHEMES)}")
+        raise ExperimentError(f"{where}: unknown schemes {unknown}; known: {', '.join(SCHEMES)}, fixed:RATE (e.g. fixed:4mbit)")
     if exp.duration_s <= 0:
         raise ExperimentError(f"{where}: duration_s must be > 0")
     if not exp.long_flows and not exp.poisson:

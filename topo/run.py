@@ -57,6 +57,7 @@ class Monitor:
     switch_pids: dict[str, int]
     samples: list[dict] = field(default_factory=list)
     host_pids: list[int] = field(default_factory=list)
+    _host_procs: dict[int, psutil.Process] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> "Monitor":
@@ -76,14 +77,29 @@ class Monitor:
                     sample[f"{name}_pct"] = proc.cpu_percent()
                 except psutil.Error:
                     sample[f"{name}_pct"] = None
-            hosts_pct = 0.0
-            for pid in list(self.host_pids):
-                try:
-                    hosts_pct += psutil.Process(pid).cpu_percent(interval=None)
-                except psutil.Error:
-                    pass
-            sample["hosts_pct"] = hosts_pct
+            sample["hosts_pct"] = self._hosts_pct()
             self.samples.append(sample)
+
+    def _hosts_pct(self) -> float:
+        """CPU of the host programs (senders, receivers, link emulators) and their children, in % of a core.
+
+        psutil measures CPU between two calls on the same Process object, so the objects are kept: a fresh
+        one reports 0 on its first call.
+        """
+        total = 0.0
+        for pid in list(self.host_pids):
+            try:
+                tree = [psutil.Process(pid)]
+                tree += tree[0].children(recursive=True)
+            except psutil.Error:
+                continue
+            for proc in tree:
+                proc = self._host_procs.setdefault(proc.pid, proc)
+                try:
+                    total += proc.cpu_percent()
+                except psutil.Error:
+                    self._host_procs.pop(proc.pid, None)
+        return total
 
     def stop(self):
         self._stop.set()

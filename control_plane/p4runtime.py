@@ -1,0 +1,213 @@
+"""Driver over P4Runtime, with finsy as the client.
+
+finsy (PyPI) is maintained, ships the P4Runtime protobufs it needs, and turns
+the P4Info into a schema that encodes entities by name, so this module never
+handles numeric ids or P4Runtime's canonical byte strings. Its API is asyncio;
+the control loop is synchronous, so one event loop runs in a background
+thread and each driver call waits for its coroutine.
+
+What P4Runtime reaches depends on the target (docs/control_plane.md):
+- pipeline push, table entries and indirect counters: every target;
+- RegisterEntry read and write: Stratum and Tofino's P4Runtime server, not
+  bmv2's simple_switch_grpc (its PI library answers UNIMPLEMENTED, "Register
+  reads are not supported yet"); there the registers and the queues go over a
+  side driver, bmv2's Thrift runtime, which simple_switch_grpc also serves;
+- queue rate and depth: not part of P4Runtime at all; only a side driver
+  (bmv2) sets them, and on hardware they belong to the target's own
+  configuration (Tofino: port shaping in the traffic manager).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+import finsy as fy
+import grpc
+
+from control_plane.driver import PortCounters, SwitchUnavailable
+from p4rcp import dataplane as dp
+from p4rcp.topology import Route
+
+REGISTERS_READ = (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)
+
+
+class P4RuntimeUnsupported(RuntimeError):
+    """The target cannot do this over P4Runtime and no side driver was given."""
+
+
+# The messages: pure functions of the schema, unit-tested without a switch.
+
+def route_entry(route: Route) -> fy.P4TableEntry:
+    return fy.P4TableEntry(
+        dp.TABLE_ROUTING_V4,
+        match=fy.P4TableMatch({dp.MATCH_IPV4_DST: route.prefix}),
+        action=fy.P4TableAction(dp.ACTION_SET_NEXT_HOP, port=route.port, src_mac=route.src_mac,
+                                dst_mac=route.dst_mac))
+
+
+def route_from_entry(entry: fy.P4TableEntry) -> Route:
+    """The inverse of route_entry, for entries read back (fields decode to integers)."""
+    value, prefix_len = entry.match[dp.MATCH_IPV4_DST]
+    args = entry.action.args
+    return Route(prefix=str(ipaddress.ip_network((value, prefix_len))), port=args["port"],
+                 src_mac=_mac(args["src_mac"]), dst_mac=_mac(args["dst_mac"]))
+
+
+def _mac(value: int) -> str:
+    return ":".join(f"{b:02x}" for b in value.to_bytes(6, "big"))
+
+
+def rate_entries(rates_kbps: dict[int, int]) -> list[fy.P4RegisterEntry]:
+    return [fy.P4RegisterEntry(dp.REG_RATE, index=port, data=kbps) for port, kbps in sorted(rates_kbps.items())]
+
+
+def register_reads() -> list[fy.P4RegisterEntry]:
+    """Whole arrays (no index: a wildcard read), all in one ReadRequest."""
+    return [fy.P4RegisterEntry(name) for name in REGISTERS_READ]
+
+
+def port_counters(entries: Iterable[fy.P4RegisterEntry], ports: list[int]) -> dict[int, PortCounters]:
+    """The counters of `ports` from the cells a register read returned."""
+    cells: dict[tuple[str, int], int] = {}
+    for e in entries:
+        if e.register_id in REGISTERS_READ and e.index is not None and e.data is not None:
+            cells[e.register_id, e.index] = int(e.data)
+    missing = [(name, p) for name in REGISTERS_READ for p in ports if (name, p) not in cells]
+    if missing:
+        raise SwitchUnavailable(f"register read returned no value for {missing[:4]}")
+    return {p: PortCounters(input_bytes=cells[dp.REG_INPUT_BYTES, p], rtt_sum_us=cells[dp.REG_RTT_SUM, p],
+                            rtt_count=cells[dp.REG_RTT_COUNT, p], queue_depth_pkts=cells[dp.REG_QUEUE_DEPTH, p])
+            for p in ports}
+
+
+def counter_bits(schema: fy.P4Schema) -> int:
+    """Width of the monotonic counters of this program (64 on v1model, 32 on TNA)."""
+    widths = {schema.registers[name].pbuf.type_spec.bitstring.bit.bitwidth for name in dp.COUNTER_REGISTERS}
+    if len(widths) != 1:
+        raise ValueError(f"counter registers {dp.COUNTER_REGISTERS} differ in width: {sorted(widths)}")
+    return widths.pop()
+
+
+class _EventLoopThread:
+    """An asyncio loop in a daemon thread; `run` waits for one coroutine."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="p4runtime", daemon=True)
+        self._thread.start()
+
+    def run(self, coro, timeout_s: float):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+async def _collect(aiter) -> list:
+    return [x async for x in aiter]
+
+
+class P4RuntimeDriver:
+    """The control loop's Driver over P4Runtime.
+
+    `side` takes what the target does not serve over P4Runtime: registers and
+    queues (bmv2: a Bmv2ThriftDriver on simple_switch_grpc's Thrift port).
+    Without it, registers go over P4Runtime and set_queue refuses.
+    """
+
+    def __init__(self, address: str, p4info: Path, device_config: Path | None = None, *, device_id: int = 1,
+                 election_id: int = 10, side=None, timeout_s: float = 5.0):
+        self.address, self.device_id, self.timeout_s, self.side = address, device_id, timeout_s, side
+        self.schema = fy.P4Schema(Path(p4info))
+        self.counter_bits = side.counter_bits if side is not None else counter_bits(self.schema)
+        self._options = fy.SwitchOptions(p4info=Path(p4info), p4blob=Path(device_config) if device_config else None,
+                                         device_id=device_id, initial_election_id=election_id)
+        self._loop: _EventLoopThread | None = None
+        self._switch: fy.Switch | None = None
+
+    def __repr__(self) -> str:
+        return f"P4RuntimeDriver({self.address}, device {self.device_id})"
+
+    def connect(self) -> None:
+        """Open the stream, become primary, push the pipeline when the switch runs another one."""
+        self.close()
+        loop = _EventLoopThread()
+        switch = fy.Switch("p4rcp", self.address, self._options)
+        try:
+            loop.run(switch.__aenter__(), self.timeout_s)
+        except (fy.P4ClientError, grpc.RpcError, OSError, TimeoutError) as e:
+            loop.stop()
+            raise SwitchUnavailable(f"{self}: {e or type(e).__name__}") from e
+        self._loop, self._switch = loop, switch
+        if self.side is not None:
+            self.side.connect()
+
+    def close(self) -> None:
+        if self.side is not None:
+            self.side.close()
+        if self._switch is not None and self._loop is not None:
+            try:
+                self._loop.run(self._switch.__aexit__(None, None, None), self.timeout_s)
+            except Exception:   # the connection is being dropped anyway
+                pass
+        if self._loop is not None:
+            self._loop.stop()
+        self._loop = self._switch = None
+
+    def _call(self, what: str, request):
+        """Run `request(switch)`, a coroutine, on the driver's event loop."""
+        if self._switch is None or self._loop is None:
+            raise SwitchUnavailable(f"{self}: not connected")
+        try:
+            return self._loop.run(request(self._switch), self.timeout_s)
+        except fy.P4ClientError as e:
+            if e.code == fy.GRPCStatusCode.UNIMPLEMENTED:
+                raise P4RuntimeUnsupported(
+                    f"{self}: {what}: the target does not implement it over P4Runtime ({e.message}); "
+                    "on simple_switch_grpc give the Thrift port so that registers and queues go over it") from e
+            if e.code in (fy.GRPCStatusCode.UNAVAILABLE, fy.GRPCStatusCode.CANCELLED,
+                          fy.GRPCStatusCode.DEADLINE_EXCEEDED):
+                self.close()
+                raise SwitchUnavailable(f"{self}: {what}: {e.message}") from e
+            raise
+        except (grpc.RpcError, OSError, TimeoutError) as e:
+            self.close()
+            raise SwitchUnavailable(f"{self}: {what}: {e or type(e).__name__}") from e
+
+    def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
+        if self.side is not None:
+            return self.side.read_counters(ports)
+        return port_counters(self._call("read registers", lambda sw: _collect(sw.read(register_reads()))), ports)
+
+    def write_rates_kbps(self, rates: dict[int, int]) -> None:
+        if self.side is not None:
+            return self.side.write_rates_kbps(rates)
+        self._call("write R", lambda sw: sw.modify(rate_entries(rates)))
+
+    def read_ingress_packets(self, port: int) -> int:
+        counter = fy.P4CounterEntry(dp.COUNTER_INGRESS_PACKETS, index=port)
+        [entry] = self._call("read ingress packets", lambda sw: _collect(sw.read(counter)))
+        return entry.packet_count
+
+    def install_routes(self, routes: list[Route]) -> None:
+        self._call("clear routes", lambda sw: sw.delete_many([fy.P4TableEntry(dp.TABLE_ROUTING_V4)]))
+        self._call("add routes", lambda sw: sw.insert([route_entry(r) for r in routes]))
+
+    def read_routes(self) -> list[Route]:
+        """The routing table as the switch holds it."""
+        entries = self._call("read routes", lambda sw: _collect(sw.read(fy.P4TableEntry(dp.TABLE_ROUTING_V4))))
+        return [route_from_entry(e) for e in entries]
+
+    def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None:
+        if self.side is None:
+            raise P4RuntimeUnsupported(
+                f"{self}: queue rate and depth are not part of P4Runtime; configure port {port} on the target "
+                "(Tofino: traffic-manager port shaping) or give a side driver (bmv2: its Thrift port)")
+        self.side.set_queue(port, rate_pps, depth_pkts)

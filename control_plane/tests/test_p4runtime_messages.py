@@ -1,0 +1,113 @@
+"""The P4Runtime driver's messages, encoded against the program's P4Info, without a switch.
+
+The P4Info is a fixture so that these tests run without p4c; the last test
+checks that it is still what p4c makes of p4src/ when the build is there.
+"""
+
+from pathlib import Path
+
+import finsy as fy
+import pytest
+from finsy.proto import p4d, p4r
+
+from control_plane import p4runtime as pr
+from control_plane.driver import PortCounters, SwitchUnavailable
+from p4rcp import dataplane as dp
+from p4rcp.testing import ROOT
+from p4rcp.topology import Route
+
+FIXTURE = Path(__file__).with_name("fixtures") / "p4rcp.p4info.txtpb"
+BUILT = ROOT / "build" / "p4rcp.p4info.txtpb"
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return fy.P4Schema(FIXTURE)
+
+
+def test_route_entry_is_an_lpm_entry_with_the_next_hop(schema):
+    route = Route(prefix="10.0.1.0/24", port=3, src_mac="00:00:00:00:01:01", dst_mac="0a:00:00:00:00:02")
+    msg = pr.route_entry(route).encode(schema).table_entry
+    assert msg.table_id == schema.tables[dp.TABLE_ROUTING_V4].id
+    [field] = msg.match
+    assert field.field_id == schema.tables[dp.TABLE_ROUTING_V4].match_fields[dp.MATCH_IPV4_DST].id
+    assert (field.lpm.value, field.lpm.prefix_len) == (bytes([10, 0, 1, 0]), 24)
+    action = msg.action.action
+    assert action.action_id == schema.actions[dp.ACTION_SET_NEXT_HOP].id
+    # P4Runtime's canonical byte strings: big-endian, leading zero bytes dropped.
+    assert [(p.param_id, p.value) for p in action.params] == [
+        (1, b"\x03"), (2, b"\x01\x01"), (3, bytes.fromhex("0a0000000002"))]
+
+
+@pytest.mark.parametrize("route", [
+    Route("10.0.0.2/32", 1, "00:00:00:00:01:01", "00:00:00:00:00:02"),
+    Route("192.168.0.0/16", 511, "ff:ff:ff:ff:ff:fe", "02:00:00:00:00:01"),
+])
+def test_route_read_back_is_the_route_written(schema, route):
+    msg = pr.route_entry(route).encode(schema)
+    assert pr.route_from_entry(fy.P4TableEntry.decode(msg, schema)) == route
+
+
+def test_rates_are_register_cells_indexed_by_port(schema):
+    msgs = [e.encode(schema).register_entry for e in pr.rate_entries({7: 0, 2: 5000})]
+    assert [m.register_id for m in msgs] == [schema.registers[dp.REG_RATE].id] * 2
+    assert [(m.index.index, m.data.bitstring) for m in msgs] == [(2, b"\x13\x88"), (7, b"\x00")]
+
+
+def test_counters_are_read_as_whole_arrays(schema):
+    msgs = [e.encode(schema).register_entry for e in pr.register_reads()]
+    assert [m.register_id for m in msgs] == [schema.registers[n].id for n in pr.REGISTERS_READ]
+    assert not any(m.HasField("index") for m in msgs)     # no index: every cell
+
+
+def _cell(schema, name: str, index: int, value: int) -> fy.P4RegisterEntry:
+    """A cell as a switch would return it, decoded by finsy."""
+    msg = p4r.Entity(register_entry=p4r.RegisterEntry(
+        register_id=schema.registers[name].id, index=p4r.Index(index=index),
+        data=p4d.P4Data(bitstring=value.to_bytes(8, "big").lstrip(b"\0") or b"\0")))
+    return fy.P4RegisterEntry.decode(msg, schema)
+
+
+def test_port_counters_from_the_cells_read(schema):
+    values = {dp.REG_INPUT_BYTES: 2**64 - 5, dp.REG_RTT_SUM: 123456, dp.REG_RTT_COUNT: 3, dp.REG_QUEUE_DEPTH: 0}
+    cells = [_cell(schema, name, port, v + port) for name, v in values.items() for port in (1, 2, 3)]
+    cells[0] = _cell(schema, dp.REG_INPUT_BYTES, 1, 2**64 - 1)
+    assert pr.port_counters(cells, [1, 3]) == {
+        1: PortCounters(input_bytes=2**64 - 1, rtt_sum_us=123457, rtt_count=4, queue_depth_pkts=1),
+        3: PortCounters(input_bytes=2**64 - 2, rtt_sum_us=123459, rtt_count=6, queue_depth_pkts=3)}
+
+
+def test_a_read_without_a_ports_cell_is_no_counter_value(schema):
+    cells = [_cell(schema, name, 1, 10) for name in pr.REGISTERS_READ if name != dp.REG_RTT_SUM]
+    with pytest.raises(SwitchUnavailable, match=dp.REG_RTT_SUM):
+        pr.port_counters(cells, [1])
+
+
+def test_counter_width_comes_from_the_program(schema):
+    assert pr.counter_bits(schema) == dp.COUNTER_BITS
+
+
+def test_without_a_side_driver_queues_are_refused_clearly():
+    driver = pr.P4RuntimeDriver("127.0.0.1:1", FIXTURE)
+    with pytest.raises(pr.P4RuntimeUnsupported, match="not part of P4Runtime"):
+        driver.set_queue(1, 1000, 64)
+
+
+def test_calls_before_connect_say_not_connected():
+    driver = pr.P4RuntimeDriver("127.0.0.1:1", FIXTURE)
+    with pytest.raises(SwitchUnavailable, match="not connected"):
+        driver.write_rates_kbps({1: 100})
+
+
+def test_nothing_listening_is_switch_unavailable_not_a_hang():
+    driver = pr.P4RuntimeDriver("127.0.0.1:1", FIXTURE, timeout_s=3.0)
+    with pytest.raises(SwitchUnavailable):
+        driver.connect()
+    driver.close()
+
+
+def test_fixture_is_what_p4c_makes_of_p4src():
+    if not BUILT.is_file():
+        pytest.skip(f"SKIPPED: {BUILT} not built (needs p4c-bm2-ss; run 'make build')")
+    assert BUILT.read_text() == FIXTURE.read_text(), (
+        f"p4src/ changed its P4Info: copy {BUILT} to {FIXTURE} and check these tests still hold")
