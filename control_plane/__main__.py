@@ -13,10 +13,13 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.p4runtime import P4RuntimeDriver, P4RuntimeUnsupported
 from control_plane.driver import SwitchUnavailable
 from control_plane.loop import ControlLoop, RcpParams, program_switch
+from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import TopologyError, load_topology
 
 
@@ -26,6 +29,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--switch", required=True, help="switch name in the topology, e.g. s1")
     ap.add_argument("--thrift-host", default="127.0.0.1")
     ap.add_argument("--thrift-port", type=int, help="default: the topology's port for this switch")
+    rt = ap.add_argument_group("P4Runtime (instead of bmv2's Thrift runtime; docs/control_plane.md)")
+    rt.add_argument("--p4runtime", metavar="HOST:PORT", help="P4Runtime server, e.g. 127.0.0.1:9559")
+    rt.add_argument("--p4info", default=str(BUILD_P4INFO), help="default: %(default)s")
+    rt.add_argument("--device-config", help="pipeline to push (bmv2: build/p4rcp.json); default: push nothing")
+    rt.add_argument("--device-id", type=int, default=1)
+    rt.add_argument("--registers-over", choices=("p4runtime", "thrift"), default="p4runtime",
+                    help="thrift for simple_switch_grpc, whose P4Runtime server has no register access")
     ap.add_argument("--log", help="JSON-lines interval log (default: stdout)")
     ap.add_argument("--duration", type=float, help="stop after this many seconds")
     ap.add_argument("--connect-timeout", type=float, default=10.0,
@@ -44,6 +54,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def make_driver(args: argparse.Namespace, switch):
+    thrift = Bmv2ThriftDriver(args.thrift_port or switch.thrift_port, host=args.thrift_host)
+    if not args.p4runtime:
+        return thrift
+    return P4RuntimeDriver(args.p4runtime, Path(args.p4info), args.device_config and Path(args.device_config),
+                           device_id=args.device_id, side=thrift if args.registers_over == "thrift" else None)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -54,7 +72,7 @@ def main(argv=None) -> int:
                            R_min_bps=args.r_min_kbps * 1000, R_init_fraction=args.r_init_fraction,
                            d0_init_s=args.d0_init_ms / 1000, d0_gain=args.d0_gain, T_max_s=args.t_max_ms / 1000,
                            queue_packet_bytes=args.queue_packet_bytes or topology.data_frame_bytes)
-        driver = Bmv2ThriftDriver(args.thrift_port or switch.thrift_port, host=args.thrift_host)
+        driver = make_driver(args, switch)
         if not switch.rcp_ports:
             driver.connect()
             program_switch(driver, switch, topology.routes(switch.name))
@@ -64,7 +82,7 @@ def main(argv=None) -> int:
         out = open(args.log, "a", buffering=1) if args.log else sys.stdout
         loop = ControlLoop(switch, topology.routes(switch.name), driver, params,
                            emit=lambda record: out.write(json.dumps(record) + "\n"))
-    except (TopologyError, ValueError, OSError, SwitchUnavailable) as e:
+    except (TopologyError, ValueError, OSError, SwitchUnavailable, P4RuntimeUnsupported) as e:
         print(f"control_plane: {e}", file=sys.stderr)
         return 2
 

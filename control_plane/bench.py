@@ -15,7 +15,7 @@ import time
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, RcpParams
 from p4rcp.bmv2 import SimpleSwitch
-from p4rcp.testing import BUILD_JSON
+from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route, Switch, SwitchPort
 from p4rcp.veth import VethPairs, free_tcp_port
 from topo.analysis import percentile

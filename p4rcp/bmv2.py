@@ -20,18 +20,21 @@ class SimpleSwitch:
     """simple_switch with the given program and ports; Thrift on 127.0.0.1.
 
     ``interfaces`` maps port numbers to Linux interface names. Logging and
-    pcap are off unless a path is given.
+    pcap are off unless a path is given. ``binary="simple_switch_grpc"`` with
+    ``json_path=None`` starts without a program, for a P4Runtime client to
+    push one; ``target_args`` go after ``--`` (e.g. its --grpc-server-addr).
     """
 
-    def __init__(self, json_path: str | Path, interfaces: dict[int, str], thrift_port: int, *,
+    def __init__(self, json_path: str | Path | None, interfaces: dict[int, str], thrift_port: int, *,
                  device_id: int = 0, log_file: str | Path | None = None, pcap_dir: str | Path | None = None,
-                 extra_args: tuple[str, ...] = ()):
-        self.json_path, self.interfaces, self.thrift_port = Path(json_path), interfaces, thrift_port
+                 extra_args: tuple[str, ...] = (), binary: str = "simple_switch", target_args: tuple[str, ...] = ()):
+        self.json_path = Path(json_path) if json_path is not None else None
+        self.interfaces, self.thrift_port, self.binary, self.target_args = interfaces, thrift_port, binary, target_args
         self.device_id, self.log_file, self.pcap_dir, self.extra_args = device_id, log_file, pcap_dir, extra_args
         self.process: subprocess.Popen | None = None
 
     def command(self) -> list[str]:
-        cmd = [require_tool("simple_switch"), "--device-id", str(self.device_id),
+        cmd = [require_tool(self.binary), "--device-id", str(self.device_id),
                "--thrift-port", str(self.thrift_port)]
         for number, iface in sorted(self.interfaces.items()):
             cmd += ["-i", f"{number}@{iface}"]
@@ -39,10 +42,11 @@ class SimpleSwitch:
             cmd += ["--log-file", str(self.log_file), "--log-flush"]
         if self.pcap_dir:
             cmd += ["--pcap", str(self.pcap_dir)]
-        return cmd + list(self.extra_args) + [str(self.json_path)]
+        cmd += list(self.extra_args) + [str(self.json_path) if self.json_path else "--no-p4"]
+        return cmd + (["--", *self.target_args] if self.target_args else [])
 
     def start(self, timeout_s: float = 15.0) -> "SimpleSwitch":
-        if not self.json_path.is_file():
+        if self.json_path is not None and not self.json_path.is_file():
             raise SwitchFailed(f"{self.json_path} does not exist: run 'make build'")
         # stderr to a file, never a pipe: an unread pipe would stall the switch.
         self._stderr = tempfile.TemporaryFile()
@@ -59,7 +63,7 @@ class SimpleSwitch:
             if self.process.poll() is not None:
                 self._stderr.seek(0)
                 err = self._stderr.read().decode(errors="replace").strip()
-                raise SwitchFailed(f"simple_switch exited with {self.process.returncode}: {err}")
+                raise SwitchFailed(f"{self.binary} exited with {self.process.returncode}: {err}")
             try:
                 driver.connect()
                 driver.close()
@@ -67,7 +71,7 @@ class SimpleSwitch:
             except SwitchUnavailable:
                 if time.monotonic() > end:
                     self.stop()
-                    raise SwitchFailed(f"simple_switch did not answer on Thrift port {self.thrift_port} "
+                    raise SwitchFailed(f"{self.binary} did not answer on Thrift port {self.thrift_port} "
                                        f"within {timeout_s} s")
                 time.sleep(0.05)
 

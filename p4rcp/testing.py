@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-from p4rcp.toolchain import INSTALL_HINT, TOOLCHAIN_DIR, missing_tools
-
-ROOT = Path(__file__).resolve().parent.parent
-BUILD_JSON = ROOT / "build" / "p4rcp.json"
+from p4rcp.toolchain import BUILD_JSON, INSTALL_HINT, TOOLCHAIN_DIR, missing_tools
 
 
 def require_toolchain(*tools: str) -> None:

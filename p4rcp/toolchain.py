@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 TOOLCHAIN_DIR = "/opt/p4/bin"
+
+# What `make build` makes of p4src/ (v1model).
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_DIR = ROOT / "build"
+BUILD_JSON = BUILD_DIR / "p4rcp.json"
+BUILD_P4INFO = BUILD_DIR / "p4rcp.p4info.txtpb"
+BUILD_PLAIN_JSON = BUILD_DIR / "p4rcp_plain.json"
 INSTALL_HINT = ("install the p4lang-p4c and p4lang-bmv2 packages ('make deps' says how), "
                 f"or put the binaries on PATH or in {TOOLCHAIN_DIR}")
 

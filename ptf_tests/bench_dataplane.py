@@ -33,11 +33,11 @@ from scapy.layers.l2 import Ether
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.protocol import RCP
-from p4rcp.testing import ROOT
+from p4rcp.toolchain import BUILD_JSON, BUILD_PLAIN_JSON
 from p4rcp.topology import Route
 from p4rcp.veth import VethPairs, free_tcp_port
 
-PROGRAMS = {"plain": ROOT / "build" / "p4rcp_plain.json", "rcp": ROOT / "build" / "p4rcp.json"}
+PROGRAMS = {"plain": BUILD_PLAIN_JSON, "rcp": BUILD_JSON}
 TARGET_RATIO = 0.9
 WINDOW = 200
 

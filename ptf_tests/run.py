@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from p4rcp.bmv2 import SimpleSwitch
-from p4rcp.toolchain import require_tool
+from p4rcp.toolchain import BUILD_DIR, BUILD_JSON, require_tool
 from p4rcp.veth import VethPairs, free_tcp_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +21,7 @@ NUM_PORTS = 4
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ptf_tests.run")
-    ap.add_argument("--json", default=str(ROOT / "build" / "p4rcp.json"))
+    ap.add_argument("--json", default=str(BUILD_JSON))
     ap.add_argument("--switch-log", help="simple_switch log file (off by default)")
     ap.add_argument("tests", nargs="*", help="PTF test names (default: all)")
     args = ap.parse_args(argv)
@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     with VethPairs(NUM_PORTS, tag="pt") as veths, \
          SimpleSwitch(args.json, dict(enumerate(veths.switch_side)), thrift_port, log_file=args.switch_log):
         cmd = [str(ptf), "--test-dir", str(ROOT / "ptf_tests" / "tests"),
-               "--log-file", str(ROOT / "build" / "ptf.log"),
+               "--log-file", str(BUILD_DIR / "ptf.log"),
                "--test-params", f"thrift_port={thrift_port}"]
         for port, iface in enumerate(veths.host_side):
             cmd += ["--interface", f"{port}@{iface}"]

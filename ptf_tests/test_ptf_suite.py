@@ -3,7 +3,8 @@
 import subprocess
 import sys
 
-from p4rcp.testing import ROOT, require_toolchain
+from p4rcp.testing import require_toolchain
+from p4rcp.toolchain import ROOT
 
 
 def test_ptf_suite_passes():

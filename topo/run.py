@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from p4rcp.testing import BUILD_JSON, ROOT
+from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.toolchain import ToolchainMissing, require_tool
 from topo import hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, resolve, suite_members

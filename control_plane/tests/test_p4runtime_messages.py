@@ -13,11 +13,11 @@ from finsy.proto import p4d, p4r
 from control_plane import p4runtime as pr
 from control_plane.driver import PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
-from p4rcp.testing import ROOT
+from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import Route
 
 FIXTURE = Path(__file__).with_name("fixtures") / "p4rcp.p4info.txtpb"
-BUILT = ROOT / "build" / "p4rcp.p4info.txtpb"
+BUILT = BUILD_P4INFO
 
 
 @pytest.fixture(scope="module")

@@ -242,6 +242,13 @@ trait Port {
     fn checksums_completed(&self) -> u64 {
         0
     }
+    /// How long ago (seconds) the packet that `recv` just returned reached
+    /// the port, by the kernel's receive timestamp; 0 where there is none.
+    /// Arrivals keep the spacing they had on the wire even when linkem
+    /// itself was descheduled and reads a batch at once.
+    fn rx_age(&self) -> f64 {
+        0.0
+    }
 }
 
 /// A persistent TUN device attached in a namespace.
@@ -357,6 +364,7 @@ fn complete_checksum(frame: &mut [u8], start: usize, offset: usize) -> bool {
 struct PacketPort {
     fd: OwnedFd,
     completed: u64,
+    rx_age: f64,
 }
 
 impl PacketPort {
@@ -393,6 +401,8 @@ impl PacketPort {
         // a virtio_net_hdr before each frame says where a checksum left to
         // offload lies, so that we can complete it
         net::setsockopt_int(raw, libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
+        // receive timestamps (CLOCK_REALTIME), for Port::rx_age
+        net::setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         let size = 4 << 20;
         if net::setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, size).is_err() {
             let _ = net::setsockopt_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, size);
@@ -434,7 +444,11 @@ impl PacketPort {
         if r != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(PacketPort { fd, completed: 0 })
+        Ok(PacketPort {
+            fd,
+            completed: 0,
+            rx_age: 0.0,
+        })
     }
 }
 
@@ -486,16 +500,20 @@ impl Port for PacketPort {
             return Rx::TooBig;
         }
         let mut aux = None;
+        let mut stamp = None;
         // SAFETY: walking the control messages the kernel wrote into cbuf.
         unsafe {
             let mut c = libc::CMSG_FIRSTHDR(&msg);
             while !c.is_null() {
                 if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == PACKET_AUXDATA {
                     aux = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const TpacketAuxdata));
+                } else if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    stamp = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec));
                 }
                 c = libc::CMSG_NXTHDR(&msg, c);
             }
         }
+        self.rx_age = stamp.map_or(0.0, age_s);
         if let Some(aux) = aux {
             // put back a VLAN tag the driver took out of the frame
             if aux.tp_status & TP_STATUS_VLAN_VALID != 0 && n >= 12 {
@@ -558,6 +576,20 @@ impl Port for PacketPort {
     fn checksums_completed(&self) -> u64 {
         self.completed
     }
+
+    fn rx_age(&self) -> f64 {
+        self.rx_age
+    }
+}
+
+/// Seconds from a CLOCK_REALTIME timestamp to now, within [0, 1 s]: a
+/// clock step must not move packets far in time.
+fn age_s(stamp: libc::timespec) -> f64 {
+    // SAFETY: zero is a valid timespec; clock_gettime fills it.
+    let mut now: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
+    let age = (now.tv_sec - stamp.tv_sec) as f64 + (now.tv_nsec - stamp.tv_nsec) as f64 * 1e-9;
+    age.clamp(0.0, 1.0)
 }
 
 // ---------------------------------------------------------------- core
@@ -673,6 +705,7 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
             let Some(n) = next_packet(a, &mut buf, &mut ab, "A") else {
                 break;
             };
+            let arrived = now_s() - a.rx_age();
             ab.packets += 1;
             if rng.gen::<f64>() * 100.0 < p.loss {
                 ab.lost += 1;
@@ -685,11 +718,11 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
                     continue;
                 }
                 queued_bytes += frame;
-                queue.push_back((now, buf[..n].to_vec()));
+                queue.push_back((arrived, buf[..n].to_vec()));
             } else {
                 let skip = rng.gen::<f64>() * 100.0 < p.reorder;
                 ab.reordered += skip as u64;
-                let at = now + if skip { 0.0 } else { p.delay };
+                let at = arrived + if skip { 0.0 } else { p.delay };
                 seq += 1;
                 heap.push(Reverse(Pending {
                     at_ns: to_ns(at),
@@ -704,6 +737,7 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
             let Some(n) = next_packet(b, &mut buf, &mut ba, "B") else {
                 break;
             };
+            let arrived = now_s() - b.rx_age();
             ba.packets += 1;
             if rng.gen::<f64>() * 100.0 < p.loss_back {
                 ba.lost += 1;
@@ -711,7 +745,7 @@ fn emulate(a: &mut dyn Port, b: &mut dyn Port, p: &Params, stop: &dyn Fn() -> bo
             }
             seq += 1;
             heap.push(Reverse(Pending {
-                at_ns: to_ns(now + p.delay),
+                at_ns: to_ns(arrived + p.delay),
                 seq,
                 to_b: false,
                 pkt: buf[..n].to_vec(),

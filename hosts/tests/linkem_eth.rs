@@ -347,3 +347,29 @@ fn ethernet_box_completes_offloaded_checksums() {
     let s = linkem_stats(&mut bed);
     assert!(s["a_to_b"]["checksums_completed"].as_u64().unwrap_or(0) >= 200, "{s}");
 }
+
+/// A packet is delayed from the moment it reached the box, by the kernel's
+/// receive timestamp, not from when linkem got round to reading it: while
+/// linkem is stopped for 100 ms an echo request waits in the socket, and
+/// once linkem runs again it is already due (50 ms delay each way), so the
+/// RTT is about 100 + 50 ms, not 100 + 2 x 50 ms.
+#[test]
+fn ethernet_box_delays_from_the_wire_arrival() {
+    let Some(mut bed) = setup("t", &["--delay", "50ms"], false) else {
+        return;
+    };
+    let _ = ping(&bed.ns1, [10, 99, 0, 2], 1); // ARP
+    let ns1 = bed.ns1.clone();
+    let pid = bed.linkem.pid();
+    // SAFETY: signalling our own child by pid.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let pinger = std::thread::spawn(move || ping(&ns1, [10, 99, 0, 2], 1));
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let rtts = pinger.join().expect("ping thread");
+    let rtt = rtts[0].unwrap_or_else(|| panic!("no echo reply through the box"));
+    eprintln!("RTT with linkem stopped for 100 ms: {rtt:.1} ms");
+    assert!((145.0..175.0).contains(&rtt), "RTT {rtt:.1} ms: expected about 150 (200 if delayed from the read)");
+    let _ = linkem_stats(&mut bed);
+}

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from p4rcp.testing import ROOT
+from p4rcp.toolchain import ROOT
 
 
 @pytest.mark.parametrize("target", ["check-tna", "check-sume"])

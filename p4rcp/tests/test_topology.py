@@ -1,7 +1,7 @@
 import pytest
 
 from p4rcp.topology import TopologyError, build_topology, load_topology
-from p4rcp.testing import ROOT
+from p4rcp.toolchain import ROOT
 
 
 def test_dumbbell_expands_hosts_ports_and_capacity():
