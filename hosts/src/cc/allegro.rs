@@ -16,7 +16,7 @@
 //! MIs are pipelined: the sender never pauses for results, so results of
 //! intervals planned before a state change are ignored.
 
-use super::{mi_length, utility, Ctx, MiPlan, MiReport, RateController};
+use super::{utility, Ctx, MiPlan, MiReport, RateController};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -130,12 +130,7 @@ impl Allegro {
 
     fn plan(&mut self, rate: f64, useful: bool, ctx: &Ctx) -> MiPlan {
         let rtts = self.rng.gen_range(self.p.mi_rtts_lo..=self.p.mi_rtts_hi);
-        let rate = ctx.clamp(rate);
-        MiPlan {
-            rate_kbps: rate,
-            duration_s: mi_length(ctx, rtts, rate, self.p.mi_min_pkts),
-            useful,
-        }
+        MiPlan::new(ctx, rate, rtts, self.p.mi_min_pkts, useful)
     }
 }
 

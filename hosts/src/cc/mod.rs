@@ -61,6 +61,25 @@ pub struct MiPlan {
     pub useful: bool,
 }
 
+impl MiPlan {
+    /// An interval at `rate_kbps` (clamped to the flow's range) lasting
+    /// `rtts` RTTs, and at least `min_pkts` packets.
+    pub fn new(ctx: &Ctx, rate_kbps: f64, rtts: f64, min_pkts: f64, useful: bool) -> MiPlan {
+        let rate_kbps = ctx.clamp(rate_kbps);
+        MiPlan {
+            rate_kbps,
+            duration_s: mi_length(ctx, rtts, rate_kbps, min_pkts),
+            useful,
+        }
+    }
+
+    /// For controllers that ignore monitor intervals (rcp, fixed): one RTT
+    /// and at least 4 packets, only for the trace's loss per interval.
+    pub fn trace_only(ctx: &Ctx, rate_kbps: f64) -> MiPlan {
+        MiPlan::new(ctx, rate_kbps, 1.0, 4.0, false)
+    }
+}
+
 /// Everything measured about one monitor interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MiReport {

@@ -33,11 +33,7 @@ impl RateController for Rcp {
 
     fn next_mi(&mut self, _id: u64, ctx: &Ctx) -> MiPlan {
         // Intervals only serve the trace (loss per RTT); RCP ignores them.
-        MiPlan {
-            rate_kbps: self.rate_kbps,
-            duration_s: super::mi_length(ctx, 1.0, self.rate_kbps, 4.0),
-            useful: false,
-        }
+        MiPlan::trace_only(ctx, self.rate_kbps)
     }
 
     fn on_mi(&mut self, _r: &MiReport, _ctx: &Ctx) -> bool {

@@ -30,7 +30,7 @@
 //! - MI timeout: an MI whose packets are not all accounted for long after it
 //!   ended halves the rate and restarts probing.
 
-use super::{mi_length, utility, Ctx, MiPlan, MiReport, RateController};
+use super::{utility, Ctx, MiPlan, MiReport, RateController};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -258,12 +258,7 @@ impl Vivace {
     }
 
     fn plan(&self, rate: f64, useful: bool, ctx: &Ctx) -> MiPlan {
-        let rate = ctx.clamp(rate);
-        MiPlan {
-            rate_kbps: rate,
-            duration_s: mi_length(ctx, self.p.mi_rtts, rate, self.p.mi_min_pkts),
-            useful,
-        }
+        MiPlan::new(ctx, rate, self.p.mi_rtts, self.p.mi_min_pkts, useful)
     }
 }
 
