@@ -77,8 +77,9 @@ def metrics(run: dict, exp) -> dict:
 
 def _steady_goodputs(run: dict, exp, settle_s: float = 2.0) -> list[float]:
     """Per long flow, mean goodput (kb/s) once every long flow has started and
-    settled; empty when a flow has no goodput samples (the kernel's TCP has
-    none): a whole-life average would mix periods the flows did not share."""
+    settled (TCP's samples come from TCP_INFO, the others' from their
+    acknowledgements); empty when a flow has no samples: a whole-life average
+    would mix periods the flows did not share."""
     starts = [f["start_unix_s"] for f in run["flows"]]
     if not starts:
         return []

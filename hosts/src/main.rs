@@ -293,6 +293,8 @@ fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
                     size: a.size,
                     duration,
                     timeout_s: f.timeout.as_secs_f64(),
+                    trace: trace.clone(),
+                    sample_interval_s: f.sample_interval.as_secs_f64(),
                 };
                 let out = out.clone();
                 std::thread::spawn(move || {
@@ -394,7 +396,8 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let base_id = random_u32() & 0xfff0_0000;
     if let CcSpec::Tcp(algo) = &f.cc {
         let dst = SocketAddr::new(resolve(&f.to, f.tcp_port)?.ip(), f.tcp_port);
-        return run_tcp_traffic(w, dst, algo.clone(), f.timeout.as_secs_f64(), base_id, out);
+        let sampling = (trace, f.sample_interval.as_secs_f64());
+        return run_tcp_traffic(w, dst, algo.clone(), f.timeout.as_secs_f64(), base_id, out, sampling);
     }
     let dst = resolve(&f.to, wire::RCP_UDP_PORT)?;
     let bind = resolve(&f.bind, 0)?;
@@ -419,6 +422,7 @@ fn run_tcp_traffic(
     timeout_s: f64,
     base_id: u32,
     out: Sink,
+    (trace, sample_interval_s): (Option<Sink>, f64),
 ) -> Result<ExitCode, String> {
     let t0 = std::time::Instant::now();
     let mut handles = Vec::new();
@@ -442,6 +446,8 @@ fn run_tcp_traffic(
             size: Some(size),
             duration: None,
             timeout_s,
+            trace: trace.clone(),
+            sample_interval_s,
         };
         let out = out.clone();
         match std::thread::Builder::new()

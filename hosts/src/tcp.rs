@@ -10,7 +10,7 @@
 
 use crate::net;
 use crate::pattern;
-use crate::record::{round, FlowRecord, RecvRecord, Sink};
+use crate::record::{round, FlowRecord, RecvRecord, Sink, TraceLine};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 const HELLO: &[u8; 4] = b"P4RT";
 const DONE: &[u8; 4] = b"DONE";
 const CHUNK: usize = 64 * 1024;
+const SAMPLED_CHUNK: usize = 8 * 1024;
 
 /// One TCP flow to run.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct TcpFlow {
     pub flow_id: u32,
     pub index: Option<u64>,
@@ -31,6 +32,61 @@ pub struct TcpFlow {
     pub size: Option<u64>,
     pub duration: Option<f64>,
     pub timeout_s: f64,
+    /// Periodic "sample" lines (goodput from TCP_INFO), as the UDP
+    /// schemes write them; None or a period of 0: none.
+    pub trace: Option<Sink>,
+    pub sample_interval_s: f64,
+}
+
+/// Goodput samples of a TCP flow: bytes the peer acknowledged
+/// (`tcpi_bytes_acked`) per period, the kernel's view of what the UDP
+/// senders count from their acknowledgements.
+struct Sampler {
+    sink: Sink,
+    flow_id: u32,
+    period_s: f64,
+    next_s: f64,
+    last_s: f64,
+    acked: u64,
+}
+
+impl Sampler {
+    fn poll(&mut self, s: &TcpStream, t_s: f64) {
+        if t_s < self.next_s {
+            return;
+        }
+        let Some(ti) = raw_tcp_info(s) else { return };
+        let dt = t_s - self.last_s;
+        let goodput_kbps = ti.tcpi_bytes_acked.saturating_sub(self.acked) as f64 * 8.0 / dt / 1000.0;
+        self.acked = ti.tcpi_bytes_acked;
+        self.last_s = t_s;
+        // on the period's schedule, as the UDP senders sample
+        self.next_s += self.period_s;
+        if self.next_s <= t_s {
+            self.next_s = t_s + self.period_s;
+        }
+        let srtt_s = ti.tcpi_rtt as f64 / 1e6;
+        // TCP's rate: a window per RTT
+        let cwnd_kbps = if srtt_s > 0.0 {
+            ti.tcpi_snd_cwnd as f64 * ti.tcpi_snd_mss as f64 * 8.0 / srtt_s / 1000.0
+        } else {
+            0.0
+        };
+        self.sink.write(&TraceLine {
+            flow_id: self.flow_id,
+            event: "sample",
+            t_s: round(t_s, 6),
+            rate_kbps: round(cwnd_kbps, 3),
+            srtt_ms: round(srtt_s * 1e3, 3),
+            mi_loss: 0.0,
+            goodput_kbps: Some(round(goodput_kbps, 3)),
+            send_kbps: None,
+            mi_rate_kbps: None,
+            throughput_kbps: None,
+            rtt_gradient: None,
+            state: "tcp",
+        });
+    }
 }
 
 fn set_congestion(s: &TcpStream, algo: &str) -> io::Result<()> {
@@ -81,9 +137,7 @@ fn set_congestion(s: &TcpStream, algo: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// (total retransmitted segments, segments sent, smoothed RTT ms, min RTT
-/// unknown) from TCP_INFO.
-fn tcp_info(s: &TcpStream) -> Option<(u64, u64, f64)> {
+fn raw_tcp_info(s: &TcpStream) -> Option<libc::tcp_info> {
     // SAFETY: zeroed plain-data struct filled by getsockopt.
     let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -96,9 +150,13 @@ fn tcp_info(s: &TcpStream) -> Option<(u64, u64, f64)> {
             &mut len,
         )
     };
-    if r != 0 {
-        return None;
-    }
+    (r == 0).then_some(ti)
+}
+
+/// (total retransmitted segments, segments sent, smoothed RTT ms) from
+/// TCP_INFO.
+fn tcp_info(s: &TcpStream) -> Option<(u64, u64, f64)> {
+    let ti = raw_tcp_info(s)?;
     Some((
         ti.tcpi_total_retrans as u64,
         ti.tcpi_segs_out as u64,
@@ -146,15 +204,26 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
         s.set_write_timeout(Some(remaining(deadline)?))?;
         s.write_all(&hello)?;
         let stop_at = f.duration.map(|d| t0 + Duration::from_secs_f64(d));
-        let mut buf = vec![0u8; CHUNK];
+        let mut sampler = f.trace.clone().filter(|_| f.sample_interval_s > 0.0).map(|sink| Sampler {
+            sink,
+            flow_id: f.flow_id,
+            period_s: f.sample_interval_s,
+            next_s: f.sample_interval_s,
+            last_s: 0.0,
+            acked: 0,
+        });
+        // small writes while sampling: a write blocks until the socket
+        // buffer takes it all, and samples are taken between writes
+        let chunk = if sampler.is_some() { SAMPLED_CHUNK } else { CHUNK };
+        let mut buf = vec![0u8; chunk];
         loop {
             let n = match f.size {
-                Some(size) => (size - sent).min(CHUNK as u64) as usize,
+                Some(size) => (size - sent).min(chunk as u64) as usize,
                 None => {
                     if stop_at.is_some_and(|t| Instant::now() >= t) {
                         0
                     } else {
-                        CHUNK
+                        chunk
                     }
                 }
             };
@@ -165,11 +234,31 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
             s.set_write_timeout(Some(remaining(deadline)?))?;
             s.write_all(&buf[..n])?;
             sent += n as u64;
+            if let Some(sm) = sampler.as_mut() {
+                sm.poll(&s, t0.elapsed().as_secs_f64());
+            }
         }
         s.shutdown(Shutdown::Write)?;
+        // the bytes still in the socket buffer drain while we wait: keep sampling
         let mut done = [0u8; 16];
-        s.set_read_timeout(Some(remaining(deadline)?))?;
-        s.read_exact(&mut done)?;
+        let mut got = 0;
+        while got < done.len() {
+            let mut wait = remaining(deadline)?;
+            if let Some(sm) = &sampler {
+                wait = wait.min(Duration::from_secs_f64(sm.period_s / 2.0));
+            }
+            s.set_read_timeout(Some(wait))?;
+            match s.read(&mut done[got..]) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "no confirmation")),
+                Ok(n) => got += n,
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(sm) = sampler.as_mut() {
+                sm.poll(&s, t0.elapsed().as_secs_f64());
+            }
+        }
         if &done[..4] != DONE {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "bad confirmation"));
         }

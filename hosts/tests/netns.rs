@@ -243,3 +243,39 @@ fn netns_every_scheme_5pct_loss() {
 fn netns_every_scheme_10pct_loss() {
     delivery("l10", 10.0);
 }
+
+/// A TCP flow with --trace writes goodput samples from TCP_INFO, as the UDP
+/// schemes do, and they add up to what the flow delivered.
+#[test]
+fn netns_tcp_flow_samples_goodput() {
+    let Some(bed) = setup("ts", 0.0, 0.0) else { return };
+    let trace = bed._dir.file("trace.jsonl");
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", &bed.ns_a, bin(), "send", "--to", "10.201.0.2", "--cc", "tcp"])
+        .args(["--duration", "2", "--trace", &trace, "--sample-interval", "100ms", "--timeout", "30"]);
+    let o = run_with_timeout(&mut cmd, 60.0);
+    let recs = json_lines(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(recs.len(), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    let r = &recs[0];
+    assert_eq!(r["completed"], true, "{r}");
+    let samples: Vec<_> = read_json_lines(&trace)
+        .into_iter()
+        .filter(|x| x["event"] == "sample")
+        .collect();
+    assert!(samples.len() >= 18, "{} samples in 2 s at 100 ms", samples.len());
+    assert!(samples.iter().all(|x| x["state"] == "tcp" && x["srtt_ms"].as_f64().unwrap_or(0.0) > 0.0));
+    // goodput x period, summed: the bytes acknowledged while sampling
+    let mut acked_bits = 0.0;
+    let mut last_t = 0.0;
+    for x in &samples {
+        let t = x["t_s"].as_f64().unwrap_or(0.0);
+        acked_bits += x["goodput_kbps"].as_f64().unwrap_or(0.0) * 1000.0 * (t - last_t);
+        last_t = t;
+    }
+    let size_bits = r["size_bytes"].as_f64().unwrap_or(0.0) * 8.0;
+    eprintln!("samples {}, acked while sampling {acked_bits:.0} of {size_bits:.0} bits", samples.len());
+    assert!(
+        acked_bits > 0.7 * size_bits && acked_bits <= 1.01 * size_bits,
+        "samples account for {acked_bits:.0} of {size_bits:.0} bits"
+    );
+}
