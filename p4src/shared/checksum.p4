@@ -25,11 +25,16 @@ bit<16> csum16_replace16(in bit<16> checksum, in bit<16> old_value, in bit<16> n
     return ~sum[15:0];
 }
 
-// UDP transmits a computed checksum of 0 as 0xFFFF, because 0 means "none".
+// The UDP checksum after a 32-bit field changed. 0 means "no checksum" in
+// UDP: a datagram sent without one keeps none, and a computed 0 goes out as
+// 0xFFFF. Written without branches (the ternaries sit inside arithmetic):
+// p4c turns a branch into separate bmv2 tables, each costing a lookup per
+// packet.
 bit<16> udp_csum_replace32(in bit<16> checksum, in bit<32> old_value,
                                     in bit<32> new_value) {
     bit<16> updated = csum16_replace32(checksum, old_value, new_value);
-    return updated == 0 ? 16w0xffff : updated;
+    updated = updated - (updated == 0 ? 16w1 : 16w0);          // 0 -> 0xFFFF
+    return updated & (checksum == 0 ? 16w0 : 16w0xffff);      // none stays none
 }
 
 #endif

@@ -152,9 +152,7 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
             rate_kbps_t R;
             rate_reg_rw(p, 0, REG_READ, R);
             if (R != 0 && hdr.rcp.rate_kbps > R) {                                        // comparison 2
-                if (hdr.udp.checksum != 0) {
-                    hdr.udp.checksum = udp_csum_replace32(hdr.udp.checksum, hdr.rcp.rate_kbps, R);
-                }
+                hdr.udp.checksum = udp_csum_replace32(hdr.udp.checksum, hdr.rcp.rate_kbps, R);
                 hdr.rcp.rate_kbps = R;
             }
         }

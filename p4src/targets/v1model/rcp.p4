@@ -41,21 +41,23 @@ control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
         bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
             && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN);
         if (is_forward_rcp) {
-            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {        // comparison 1
-                bit<64> rtt_sum;
-                bit<64> rtt_count;
-                rcp_rtt_sum.read(rtt_sum, p);
-                rcp_rtt_sum.write(p, rtt_sum + (bit<64>) hdr.rcp.rtt_us);           // addition 2
-                rcp_rtt_count.read(rtt_count, p);
-                rcp_rtt_count.write(p, rtt_count + 1);                              // addition 3
-            }
+            // The RTT additions run for every forward packet, adding 0 when
+            // the RTT is not valid, and the checksum is computed before the
+            // comparison: straight-line code, which bmv2 runs as one table
+            // instead of one per branch.
+            bool rtt_valid = hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US;  // comparison 1
+            bit<64> rtt_sum;
+            bit<64> rtt_count;
+            rcp_rtt_sum.read(rtt_sum, p);
+            rcp_rtt_sum.write(p, rtt_sum + (rtt_valid ? (bit<64>) hdr.rcp.rtt_us : 0));  // addition 2
+            rcp_rtt_count.read(rtt_count, p);
+            rcp_rtt_count.write(p, rtt_count + (rtt_valid ? 64w1 : 0));                 // addition 3
 
             rate_kbps_t R;
             rcp_rate.read(R, p);
-            if (R != 0 && hdr.rcp.rate_kbps > R) {                                  // comparison 2
-                if (hdr.udp.checksum != 0) {   // 0 = sent without a checksum: keep it so
-                    hdr.udp.checksum = udp_csum_replace32(hdr.udp.checksum, hdr.rcp.rate_kbps, R);
-                }
+            bit<16> stamped_checksum = udp_csum_replace32(hdr.udp.checksum, hdr.rcp.rate_kbps, R);
+            if (R != 0 && hdr.rcp.rate_kbps > R) {                                 // comparison 2
+                hdr.udp.checksum = stamped_checksum;
                 hdr.rcp.rate_kbps = R;
             }
         }
