@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 20 (host DATA header, hosts/src/wire.rs) + 1000 (MSS).
-DEFAULT_DATA_FRAME_BYTES = 1078
+DATA_HEADER_BYTES = 78
+DEFAULT_DATA_FRAME_BYTES = DATA_HEADER_BYTES + 1000
 DEFAULT_QUEUE_PACKETS = 64
 FIRST_THRIFT_PORT = 9090
 
@@ -95,6 +96,11 @@ class Topology:
     receivers: list[str]
     params: dict
     bottlenecks: list[tuple[str, int]]   # (switch, port) of each shaped link, in the senders' direction
+
+    @property
+    def mss_bytes(self) -> int:
+        """Application bytes in a full data frame: goodput at capacity is C * mss_bytes / data_frame_bytes."""
+        return self.data_frame_bytes - DATA_HEADER_BYTES
 
     def switch(self, name: str) -> Switch:
         try:

@@ -58,3 +58,30 @@ def percentile(values: Sequence[float], p: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(p / 100 * len(ordered)))
     return ordered[rank - 1]
+
+
+def time_to_share(samples: Sequence[tuple[float, float]], event_s: float, share: float, *,
+                  until_s: float = math.inf, tolerance: float = 0.2, hold_s: float = 1.0,
+                  window_s: float = 0.5) -> float | None:
+    """Seconds from event_s until a flow's rate (samples of (time, rate), time-sorted) settles at `share`.
+
+    Settled: the rate's trailing mean over window_s stays within +-tolerance of share for hold_s. Only
+    samples in [event_s, until_s) count (until_s: the next event or the end). None: it never settles.
+    """
+    if share <= 0:
+        raise ValueError(f"share must be > 0, got {share}")
+    points = [(t, v) for t, v in samples if event_s <= t < until_s]
+    smoothed = []
+    for i, (t, _) in enumerate(points):
+        recent = [v for u, v in points[:i + 1] if u > t - window_s]
+        smoothed.append((t, statistics.fmean(recent)))
+    candidate = None
+    for t, v in smoothed:
+        if abs(v - share) <= tolerance * share:
+            if candidate is None:
+                candidate = t
+            if t - candidate >= hold_s:
+                return candidate - event_s
+        else:
+            candidate = None
+    return None

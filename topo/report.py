@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -12,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from topo.analysis import bin_fct, fct_ps, jain_index, log_bins, percentile  # noqa: E402
+from topo.analysis import bin_fct, fct_ps, jain_index, log_bins, percentile, time_to_share  # noqa: E402
 
 SAMPLE_BIN_S = 0.5   # per-flow rates over time are averaged over this
 
@@ -67,6 +68,8 @@ def metrics(run: dict, exp) -> dict:
         # y counts arrivals, drops included: a link offered more than C is fully used, not more.
         m["utilisation"] = statistics.fmean(min(r["y_bps"] / r["C_bps"], 1.0) for r in busy) if busy else 0.0
         m["mean_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in run["control"]) / topo.data_frame_bytes
+    if exp.long_flows and run["meta"].get("events"):
+        m["to_fair_share_s"] = _times_to_fair_share(run, topo, C)
     if exp.long_flows:
         shares = _steady_goodputs(run, exp)
         m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
@@ -93,6 +96,21 @@ def _steady_goodputs(run: dict, exp, settle_s: float = 2.0) -> list[float]:
     return shares
 
 
+def _times_to_fair_share(run: dict, topo, C_bps: float) -> list[float | None]:
+    """Per bandwidth event: seconds until every long flow's goodput settled at its new fair share
+    (the new capacity's payload rate over the flows), None if one never did before the next event."""
+    events = run["meta"]["events"]
+    ends = [e["unix_s"] for e in events[1:]] + [math.inf]
+    payload_share = topo.mss_bytes / topo.data_frame_bytes / len(run["rates"]) if run["rates"] else 0
+    times = []
+    for event, until in zip(events, ends):
+        share_kbps = C_bps * event["bottleneck_scale"] * payload_share / 1e3
+        per_flow = [time_to_share(samples, event["unix_s"], share_kbps, until_s=until)
+                    for samples in run["rates"].values()] if share_kbps > 0 else [None]
+        times.append(None if None in per_flow else max(per_flow))
+    return times
+
+
 def _rtt(topo, host: str) -> float:
     """Base RTT of a flow from this sender: every topology puts the whole delay on the sender's link."""
     return 2 * topo.hosts[host].delay_ms / 1000
@@ -103,16 +121,20 @@ def _fmt(value, spec: str) -> str:
 
 
 def summary_table(rows: list[tuple[str, dict]]) -> str:
-    lines = ["| scheme | flows done | mean FCT (s) | p95 FCT (s) | FCT / FCT_PS | utilisation | mean queue (pkts) | Jain | throughput (Mb/s) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    settling = any("to_fair_share_s" in m for _, m in rows)
+    header = ["scheme", "flows done", "mean FCT (s)", "p95 FCT (s)", "FCT / FCT_PS", "utilisation",
+              "mean queue (pkts)", "Jain", "throughput (Mb/s)"] + (["to fair share after each event (s)"] if settling else [])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for scheme, m in rows:
         if not m["valid"]:
-            lines.append(f"| {scheme} | INVALID: {'; '.join(m['problems'])} |  |  |  |  |  |  |  |")
+            lines.append(f"| {scheme} | INVALID: {'; '.join(m['problems'])} |" + "  |" * (len(header) - 2))
             continue
-        lines.append(f"| {scheme} | {m['done']}/{m['flows']} | {_fmt(m.get('mean_fct_s'), '.3f')} | "
-                     f"{_fmt(m.get('p95_fct_s'), '.3f')} | {_fmt(m.get('fct_ratio_ps'), '.2f')} | "
-                     f"{_fmt(m.get('utilisation'), '.2f')} | {_fmt(m.get('mean_queue_pkts'), '.1f')} | "
-                     f"{_fmt(m.get('jain'), '.3f')} | {_fmt(m.get('throughput_mbps'), '.2f')} |")
+        cells = [scheme, f"{m['done']}/{m['flows']}", _fmt(m.get('mean_fct_s'), '.3f'), _fmt(m.get('p95_fct_s'), '.3f'),
+                 _fmt(m.get('fct_ratio_ps'), '.2f'), _fmt(m.get('utilisation'), '.2f'),
+                 _fmt(m.get('mean_queue_pkts'), '.1f'), _fmt(m.get('jain'), '.3f'), _fmt(m.get('throughput_mbps'), '.2f')]
+        if settling:
+            cells.append(" / ".join("never" if t is None else f"{t:.1f}" for t in m.get("to_fair_share_s", [])) or "-")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -147,7 +147,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> d
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme, "duration_s": exp.duration_s,
             "load": variant.load, "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps
                                                    for s, p in topology.bottlenecks},
-            "problems": []}
+            "problems": [], "events": []}
     monitor = None
     try:
         receivers = sorted({f.receiver for f in [*exp.long_flows, *exp.poisson]})
@@ -167,6 +167,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> d
                 if isinstance(what, float):        # a bandwidth event
                     for (sw, port), pps in base_C.items():
                         network.set_bottleneck(sw, port, max(1, round(pps * what)))
+                    meta["events"].append({"unix_s": time.time(), "bottleneck_scale": what})
                 else:
                     host, cmd = what
                     proc = network.host(host).popen(cmd)

@@ -1,0 +1,41 @@
+"""The summary's numbers from hand-made runs (no Mininet)."""
+
+from p4rcp.topology import load_topology
+from topo.report import _times_to_fair_share, summary_table
+from p4rcp.toolchain import ROOT
+
+TOPOLOGY = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml")
+
+
+def _run(events, rates):
+    return {"meta": {"events": events}, "rates": rates}
+
+
+def test_time_to_fair_share_waits_for_the_slowest_flow():
+    C = 16e6
+    share = C / 2 * TOPOLOGY.mss_bytes / TOPOLOGY.data_frame_bytes / 2 / 1e3   # kb/s per flow after halving
+    fast = [(100 + i / 10, share) for i in range(100)]
+    slow = [(100 + i / 10, 2 * share if i < 30 else share) for i in range(100)]
+    events = [{"unix_s": 100.0, "bottleneck_scale": 0.5}]
+    [t] = _times_to_fair_share(_run(events, {"a": fast, "b": slow}), TOPOLOGY, C)
+    assert 3.0 <= t <= 3.5
+
+
+def test_a_flow_that_never_settles_before_the_next_event_says_never():
+    C = 16e6
+    half = C / 2 * TOPOLOGY.mss_bytes / TOPOLOGY.data_frame_bytes / 2 / 1e3
+    stuck = [(100 + i / 10, 2 * half) for i in range(200)]      # keeps its old rate
+    events = [{"unix_s": 100.0, "bottleneck_scale": 0.5}, {"unix_s": 110.0, "bottleneck_scale": 1.0}]
+    assert _times_to_fair_share(_run(events, {"a": stuck, "b": stuck}), TOPOLOGY, C) == [None, 0.0]
+
+
+def test_summary_has_a_settling_column_only_with_events():
+    row = {"valid": True, "problems": [], "done": 2, "flows": 2, "utilisation": 0.9}
+    plain = summary_table([("rcp", row)])
+    assert "fair share" not in plain
+    table = summary_table([("rcp", {**row, "to_fair_share_s": [0.8, None]}), ("tcp", {**row, "valid": False,
+                                                                                      "problems": ["cpu"]})])
+    header, _, rcp, tcp = table.splitlines()
+    assert "to fair share after each event (s)" in header
+    assert rcp.endswith("| 0.8 / never |")
+    assert "INVALID: cpu" in tcp and tcp.count("|") == header.count("|")
