@@ -91,10 +91,12 @@ def main(argv=None) -> int:
         try:
             loop.resync()
             break
+        except P4RuntimeUnsupported as e:
+            print(f"control_plane: {e}", file=sys.stderr)
+            return 2
         except SwitchUnavailable as e:
             if time.monotonic() > give_up:
-                print(f"control_plane: switch {switch.name} unreachable at "
-                      f"{driver.host}:{driver.thrift_port}: {e}", file=sys.stderr)
+                print(f"control_plane: switch {switch.name} unreachable: {e}", file=sys.stderr)
                 return 1
             time.sleep(0.2)
 

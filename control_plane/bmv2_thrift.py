@@ -58,9 +58,10 @@ class Bmv2ThriftDriver:
             transport.close()
             raise SwitchUnavailable(f"{self}: {e}") from e
         self._transport = transport
-        # Action parameters go over Thrift as big-endian byte strings of their P4 width.
+        # Action parameters go over Thrift as big-endian byte strings of their P4 width. (No actions:
+        # simple_switch_grpc started without a program, waiting for a P4Runtime client to push one.)
         self._param_bytes = {a["name"]: [(p["bitwidth"] + 7) // 8 for p in a["runtime_data"]]
-                             for a in config["actions"]}
+                             for a in config.get("actions", [])}
 
     def close(self) -> None:
         if self._transport is not None:

@@ -20,7 +20,9 @@ What P4Runtime reaches depends on the target (docs/control_plane.md):
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import ipaddress
+import logging
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -92,22 +94,49 @@ def counter_bits(schema: fy.P4Schema) -> int:
     return widths.pop()
 
 
+class _TaskFailure(logging.Filter):
+    """finsy reports why a connection failed (e.g. the pipeline push was refused) only by logging the
+    failed task; this keeps that exception for our error message instead of a logged traceback."""
+
+    def __init__(self):
+        super().__init__()
+        self.error: BaseException | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.CRITICAL and record.exc_info:
+            self.error = self.error or record.exc_info[1]
+            return False
+        return True
+
+
 class _EventLoopThread:
-    """An asyncio loop in a daemon thread; `run` waits for one coroutine."""
+    """An asyncio loop in a daemon thread; `run` waits for one coroutine.
+
+    One for the whole process, never closed: gRPC's asyncio support binds its
+    poller to the loop it first ran on.
+    """
+
+    _instance: "_EventLoopThread | None" = None
+    _lock = threading.Lock()
 
     def __init__(self):
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="p4runtime", daemon=True)
-        self._thread.start()
+        threading.Thread(target=self.loop.run_forever, name="p4runtime", daemon=True).start()
+
+    @classmethod
+    def shared(cls) -> "_EventLoopThread":
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
 
     def run(self, coro, timeout_s: float):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(5)
-        if not self._thread.is_alive():
-            self.loop.close()
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout_s)
+        except TimeoutError:
+            future.cancel()
+            raise
 
 
 async def _collect(aiter) -> list:
@@ -138,13 +167,19 @@ class P4RuntimeDriver:
     def connect(self) -> None:
         """Open the stream, become primary, push the pipeline when the switch runs another one."""
         self.close()
-        loop = _EventLoopThread()
+        loop = _EventLoopThread.shared()
         switch = fy.Switch("p4rcp", self.address, self._options)
+        failure = _TaskFailure()
+        finsy_log = logging.getLogger("finsy")
+        finsy_log.addFilter(failure)
         try:
             loop.run(switch.__aenter__(), self.timeout_s)
-        except (fy.P4ClientError, grpc.RpcError, OSError, TimeoutError) as e:
-            loop.stop()
-            raise SwitchUnavailable(f"{self}: {e or type(e).__name__}") from e
+        except (fy.P4ClientError, grpc.RpcError, OSError, TimeoutError, concurrent.futures.CancelledError) as e:
+            self._abandon(loop, switch)
+            cause = failure.error or e
+            raise SwitchUnavailable(f"{self}: {cause or type(cause).__name__}") from cause
+        finally:
+            finsy_log.removeFilter(failure)
         self._loop, self._switch = loop, switch
         if self.side is not None:
             self.side.connect()
@@ -153,13 +188,17 @@ class P4RuntimeDriver:
         if self.side is not None:
             self.side.close()
         if self._switch is not None and self._loop is not None:
-            try:
-                self._loop.run(self._switch.__aexit__(None, None, None), self.timeout_s)
-            except Exception:   # the connection is being dropped anyway
-                pass
-        if self._loop is not None:
-            self._loop.stop()
+            self._abandon(self._loop, self._switch)
         self._loop = self._switch = None
+
+    def _abandon(self, loop: _EventLoopThread, switch: fy.Switch) -> None:
+        """End the switch's stream and tasks, whatever state they are in."""
+        if getattr(switch, "_tasks", None) is None:    # never entered, or finsy already cleaned up
+            return
+        try:
+            loop.run(switch.__aexit__(None, None, None), self.timeout_s)
+        except Exception:   # the connection is being dropped anyway
+            pass
 
     def _call(self, what: str, request):
         """Run `request(switch)`, a coroutine, on the driver's event loop."""
@@ -168,10 +207,13 @@ class P4RuntimeDriver:
         try:
             return self._loop.run(request(self._switch), self.timeout_s)
         except fy.P4ClientError as e:
-            if e.code == fy.GRPCStatusCode.UNIMPLEMENTED:
+            # A write answers per update: UNKNOWN overall, UNIMPLEMENTED in the details.
+            unimplemented = [d.message for d in e.details.values() if d.canonical_code == fy.GRPCStatusCode.UNIMPLEMENTED]
+            if e.code == fy.GRPCStatusCode.UNIMPLEMENTED or unimplemented:
                 raise P4RuntimeUnsupported(
-                    f"{self}: {what}: the target does not implement it over P4Runtime ({e.message}); "
-                    "on simple_switch_grpc give the Thrift port so that registers and queues go over it") from e
+                    f"{self}: {what}: the target does not implement it over P4Runtime "
+                    f"({(unimplemented or [e.message])[0]}); on simple_switch_grpc use the Thrift side driver "
+                    "(--registers-over thrift) for registers and queues") from e
             if e.code in (fy.GRPCStatusCode.UNAVAILABLE, fy.GRPCStatusCode.CANCELLED,
                           fy.GRPCStatusCode.DEADLINE_EXCEEDED):
                 self.close()
