@@ -34,6 +34,8 @@ def test_default_suite_is_fct_and_convergence():
     ('topology = "dumbbell"\nduration_s = 5\n[[poisson]]\nsender="h1"\nreceiver="r1"\nsizes="fixed:1"\n'
      '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "total load"),
     ('duration_s = 5\n', "missing key"),
+    ('topology = "dumbbell"\nduration_s = 5\nschemes=["fixed:4"]\n[[long]]\nsender="h1"\nreceiver="r1"\n'
+     '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "fixed:RATE"),
 ])
 def test_bad_experiments_are_explained(tmp_path, text, message):
     path = tmp_path / "bad.toml"
@@ -45,3 +47,10 @@ def test_bad_experiments_are_explained(tmp_path, text, message):
 def test_unknown_experiment_lists_known_ones():
     with pytest.raises(ExperimentError, match="known: .*convergence"):
         resolve("nope")
+
+
+def test_a_fixed_rate_scheme_is_accepted_for_calibration(tmp_path):
+    path = tmp_path / "calibrate.toml"
+    path.write_text('topology = "dumbbell"\nduration_s = 5\nschemes=["fixed:8.5mbit"]\n[[long]]\nsender="h1"\n'
+                    'receiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n')
+    assert load_experiment(path).schemes == ["fixed:8.5mbit"]
