@@ -21,6 +21,7 @@ from pathlib import Path
 
 # 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 20 (host DATA header, hosts/src/wire.rs) + 1000 (MSS).
 DATA_HEADER_BYTES = 78
+ETHERNET_HEADER_BYTES = 14     # hosts' MTU = data_frame_bytes - this, for every scheme
 DEFAULT_DATA_FRAME_BYTES = DATA_HEADER_BYTES + 1000
 DEFAULT_QUEUE_PACKETS = 64
 FIRST_THRIFT_PORT = 9090
