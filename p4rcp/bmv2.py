@@ -52,7 +52,11 @@ class SimpleSwitch:
         self._stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=self._stderr,
                                         start_new_session=True)
-        self.wait_ready(timeout_s)
+        try:
+            self.wait_ready(timeout_s)
+        except BaseException:
+            self.stop()      # whatever went wrong, no switch is left behind
+            raise
         return self
 
     def wait_ready(self, timeout_s: float) -> None:

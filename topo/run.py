@@ -291,6 +291,8 @@ def main(argv=None) -> int:
         return 2
     # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # A shell starting us in the background ignores SIGINT for us; Ctrl-C or kill -INT must still clean up.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         for exp in experiments:
             root = run_experiment(exp, Path(args.out))
