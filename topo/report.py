@@ -79,17 +79,19 @@ def metrics(run: dict, exp) -> dict:
 
 
 def _steady_goodputs(run: dict, exp, settle_s: float = 2.0) -> list[float]:
-    """Per long flow, mean goodput (kb/s) once every long flow has started and
-    settled (TCP's samples come from TCP_INFO, the others' from their
-    acknowledgements); empty when a flow has no samples: a whole-life average
-    would mix periods the flows did not share."""
+    """Per long flow, mean goodput (kb/s) over the time all long flows shared the link: from when the last
+    one started (+ settle_s) to when the first one stopped (TCP's samples come from TCP_INFO, the others'
+    from their acknowledgements). Empty when a flow has no samples there: a whole-life average would mix
+    periods the flows did not share (a flow alone at the end gets the whole link)."""
     starts = [f["start_unix_s"] for f in run["flows"]]
-    if not starts:
+    series = [run["rates"].get(f"{f['host']}/{f['flow_id']}", []) for f in run["flows"]]
+    if not starts or not all(series):
         return []
     begin = min(starts) + max(f.start_s for f in exp.long_flows) + settle_s
+    end = min(samples[-1][0] for samples in series)
     shares = []
-    for flow in run["flows"]:
-        window = [v for t, v in run["rates"].get(f"{flow['host']}/{flow['flow_id']}", []) if t >= begin]
+    for samples in series:
+        window = [v for t, v in samples if begin <= t <= end]
         if not window:
             return []
         shares.append(statistics.fmean(window))

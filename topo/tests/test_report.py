@@ -39,3 +39,14 @@ def test_summary_has_a_settling_column_only_with_events():
     assert "to fair share after each event (s)" in header
     assert rcp.endswith("| 0.8 / never |")
     assert "INVALID: cpu" in tcp and tcp.count("|") == header.count("|")
+
+
+def test_throughput_counts_only_the_time_the_flows_shared_the_link():
+    from types import SimpleNamespace
+    from topo.report import _steady_goodputs
+    exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=0.0)])
+    flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0}, {"host": "h2", "flow_id": 2, "start_unix_s": 100.0}]
+    shared = [(100 + i / 10, 5000.0) for i in range(1, 101)]          # both at 5 Mb/s until 110 s
+    alone = shared + [(110 + i / 10, 10000.0) for i in range(1, 31)]   # then h1 alone at 10 Mb/s
+    run = {"flows": flows, "rates": {"h1/1": alone, "h2/2": shared}}
+    assert _steady_goodputs(run, exp) == [5000.0, 5000.0]
