@@ -16,6 +16,7 @@
 //! MIs are pipelined: the sender never pauses for results, so results of
 //! intervals planned before a state change are ignored.
 
+use super::pcc::{random_pairs, trial_rate, Phase};
 use super::{utility, Ctx, MiPlan, MiReport, RateController};
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -57,12 +58,8 @@ pub struct Allegro {
     /// Base rate r (kb/s).
     rate: f64,
     eps: f64,
-    /// First MI id of the current phase (None: the next planned MI starts it).
-    phase_id: Option<u64>,
-    /// MIs planned in this phase.
-    planned: u32,
-    /// Starting / Adjusting: (rate, utility) of the latest reported MI.
-    prev: Option<(f64, f64)>,
+    /// The MIs of the current state; Starting and Adjusting climb in it.
+    phase: Phase,
     /// Deciding: is trial i the higher rate; its MI id; its utility.
     trial_hi: [bool; 4],
     trial_id: [u64; 4],
@@ -79,9 +76,7 @@ impl Allegro {
             state: State::Starting,
             rate: 0.0,
             eps: p.eps_min,
-            phase_id: None,
-            planned: 0,
-            prev: None,
+            phase: Phase::default(),
             trial_hi: [false; 4],
             trial_id: [u64::MAX; 4],
             trial_u: [None; 4],
@@ -91,13 +86,9 @@ impl Allegro {
 
     fn enter(&mut self, s: State) {
         self.state = s;
-        self.phase_id = None;
-        self.planned = 0;
-        self.prev = None;
+        self.phase = Phase::default();
         if s == State::Deciding {
-            let a = self.rng.gen_bool(0.5);
-            let b = self.rng.gen_bool(0.5);
-            self.trial_hi = [a, !a, b, !b];
+            self.trial_hi = random_pairs(&mut self.rng);
             self.trial_id = [u64::MAX; 4];
             self.trial_u = [None; 4];
         }
@@ -142,11 +133,7 @@ impl RateController for Allegro {
     }
 
     fn next_mi(&mut self, id: u64, ctx: &Ctx) -> MiPlan {
-        if self.phase_id.is_none() {
-            self.phase_id = Some(id);
-        }
-        let n = self.planned;
-        self.planned += 1;
+        let n = self.phase.plan(id);
         match self.state {
             State::Starting => {
                 if n > 0 {
@@ -158,12 +145,7 @@ impl RateController for Allegro {
                 if (n as usize) < 4 {
                     let i = n as usize;
                     self.trial_id[i] = id;
-                    let f = if self.trial_hi[i] {
-                        1.0 + self.eps
-                    } else {
-                        1.0 - self.eps
-                    };
-                    self.plan(self.rate * f, true, ctx)
+                    self.plan(trial_rate(self.rate, self.trial_hi[i], self.eps), true, ctx)
                 } else {
                     self.plan(self.rate, false, ctx)
                 }
@@ -179,23 +161,19 @@ impl RateController for Allegro {
     }
 
     fn on_mi(&mut self, r: &MiReport, _ctx: &Ctx) -> bool {
-        match self.phase_id {
-            Some(first) if r.id >= first => {}
-            _ => return false, // planned before this phase
+        if !self.phase.owns(r.id) {
+            return false; // planned before this phase
         }
         let u = Allegro::utility(r);
         match self.state {
-            State::Starting | State::Adjusting => {
-                if let Some((prev_rate, prev_u)) = self.prev {
-                    if u < prev_u {
-                        self.rate = prev_rate;
-                        self.enter(State::Deciding);
-                        return true;
-                    }
+            State::Starting | State::Adjusting => match self.phase.climb(r.rate_kbps, u) {
+                Some(back_to) => {
+                    self.rate = back_to;
+                    self.enter(State::Deciding);
+                    true
                 }
-                self.prev = Some((r.rate_kbps, u));
-                false
-            }
+                None => false,
+            },
             State::Deciding => {
                 if let Some(i) = self.trial_id.iter().position(|&t| t == r.id) {
                     self.trial_u[i] = Some(u);

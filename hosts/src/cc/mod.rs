@@ -12,6 +12,7 @@
 
 pub mod allegro;
 pub mod fixed;
+pub mod pcc;
 pub mod rcp;
 pub mod utility;
 pub mod vivace;

@@ -30,9 +30,9 @@
 //! - MI timeout: an MI whose packets are not all accounted for long after it
 //!   ended halves the rate and restarts probing.
 
+use super::pcc::{random_pairs, trial_rate, Phase};
 use super::{utility, Ctx, MiPlan, MiReport, RateController};
 use rand::rngs::SmallRng;
-use rand::Rng;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
@@ -118,10 +118,8 @@ pub struct Vivace {
     state: State,
     /// Central rate r (kb/s).
     rate: f64,
-    phase_id: Option<u64>,
-    planned: u32,
-    /// Slow start: (rate, utility) of the latest reported MI.
-    prev: Option<(f64, f64)>,
+    /// The MIs of the current state; slow start climbs in it.
+    phase: Phase,
     /// Probing: is probe i the higher rate; its MI id; (utility, loss).
     probe_hi: [bool; 4],
     probe_id: [u64; 4],
@@ -142,9 +140,7 @@ impl Vivace {
             rng,
             state: State::SlowStart,
             rate: 0.0,
-            phase_id: None,
-            planned: 0,
-            prev: None,
+            phase: Phase::default(),
             probe_hi: [true, false, true, false],
             probe_id: [u64::MAX; 4],
             probe_res: [None; 4],
@@ -162,13 +158,9 @@ impl Vivace {
 
     fn enter(&mut self, s: State) {
         self.state = s;
-        self.phase_id = None;
-        self.planned = 0;
-        self.prev = None;
+        self.phase = Phase::default();
         if s == State::Probing {
-            let a = self.rng.gen_bool(0.5);
-            let b = self.rng.gen_bool(0.5);
-            self.probe_hi = [a, !a, b, !b];
+            self.probe_hi = random_pairs(&mut self.rng);
             self.probe_id = [u64::MAX; 4];
             self.probe_res = [None; 4];
         }
@@ -270,11 +262,7 @@ impl RateController for Vivace {
     }
 
     fn next_mi(&mut self, id: u64, ctx: &Ctx) -> MiPlan {
-        if self.phase_id.is_none() {
-            self.phase_id = Some(id);
-        }
-        let n = self.planned;
-        self.planned += 1;
+        let n = self.phase.plan(id);
         match self.state {
             State::SlowStart => {
                 if n > 0 {
@@ -286,12 +274,7 @@ impl RateController for Vivace {
                 if (n as usize) < self.n_probes() {
                     let i = n as usize;
                     self.probe_id[i] = id;
-                    let f = if self.probe_hi[i] {
-                        1.0 + self.p.eps
-                    } else {
-                        1.0 - self.p.eps
-                    };
-                    self.plan(self.rate * f, true, ctx)
+                    self.plan(trial_rate(self.rate, self.probe_hi[i], self.p.eps), true, ctx)
                 } else {
                     self.plan(self.rate, false, ctx)
                 }
@@ -300,23 +283,19 @@ impl RateController for Vivace {
     }
 
     fn on_mi(&mut self, r: &MiReport, ctx: &Ctx) -> bool {
-        match self.phase_id {
-            Some(first) if r.id >= first => {}
-            _ => return false,
+        if !self.phase.owns(r.id) {
+            return false; // planned before this phase
         }
         let u = self.utility(r);
         match self.state {
-            State::SlowStart => {
-                if let Some((prev_rate, prev_u)) = self.prev {
-                    if u < prev_u {
-                        self.rate = prev_rate;
-                        self.enter(State::Probing);
-                        return true;
-                    }
+            State::SlowStart => match self.phase.climb(r.rate_kbps, u) {
+                Some(back_to) => {
+                    self.rate = back_to;
+                    self.enter(State::Probing);
+                    true
                 }
-                self.prev = Some((r.rate_kbps, u));
-                false
-            }
+                None => false,
+            },
             State::Probing => {
                 if let Some(i) = self.probe_id.iter().position(|&p| p == r.id) {
                     self.probe_res[i] = Some((u, r.loss));
@@ -331,9 +310,8 @@ impl RateController for Vivace {
     }
 
     fn on_mi_timeout(&mut self, id: u64, ctx: &Ctx) -> Option<f64> {
-        match self.phase_id {
-            Some(first) if id >= first => {}
-            _ => return None, // already reacted in this phase
+        if !self.phase.owns(id) {
+            return None; // already reacted in this phase
         }
         self.rate = ctx.clamp(self.rate / 2.0);
         self.recheck = None;
