@@ -3,6 +3,8 @@
 //! digest. The 8-byte word `w = o / 8` is `splitmix64(key(f) ^ w)`, written
 //! little-endian; byte `o` is byte `o % 8` of that word.
 
+use std::ops::Range;
+
 fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -24,35 +26,33 @@ pub fn byte_at(flow_id: u32, offset: u64) -> u8 {
     word(flow_id, offset / 8)[(offset % 8) as usize]
 }
 
+/// The flow's bytes from `offset` on, for a buffer of `len` bytes, word by
+/// word: (range in the buffer, the word, range of the same bytes in it).
+fn pieces(flow_id: u32, offset: u64, len: usize) -> impl Iterator<Item = (Range<usize>, [u8; 8], Range<usize>)> {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        if i >= len {
+            return None;
+        }
+        let o = offset + i as u64;
+        let start = (o % 8) as usize;
+        let n = (8 - start).min(len - i);
+        let piece = (i..i + n, word(flow_id, o / 8), start..start + n);
+        i += n;
+        Some(piece)
+    })
+}
+
 /// Fill `buf` with the flow's bytes starting at `offset`.
 pub fn fill(flow_id: u32, offset: u64, buf: &mut [u8]) {
-    let mut o = offset;
-    let mut i = 0;
-    while i < buf.len() {
-        let w = word(flow_id, o / 8);
-        let start = (o % 8) as usize;
-        let n = (8 - start).min(buf.len() - i);
-        buf[i..i + n].copy_from_slice(&w[start..start + n]);
-        i += n;
-        o += n as u64;
+    for (at, w, from) in pieces(flow_id, offset, buf.len()) {
+        buf[at].copy_from_slice(&w[from]);
     }
 }
 
 /// Does `buf` hold the flow's bytes starting at `offset`?
 pub fn check(flow_id: u32, offset: u64, buf: &[u8]) -> bool {
-    let mut o = offset;
-    let mut i = 0;
-    while i < buf.len() {
-        let w = word(flow_id, o / 8);
-        let start = (o % 8) as usize;
-        let n = (8 - start).min(buf.len() - i);
-        if buf[i..i + n] != w[start..start + n] {
-            return false;
-        }
-        i += n;
-        o += n as u64;
-    }
-    true
+    pieces(flow_id, offset, buf.len()).all(|(at, w, from)| buf[at] == w[from])
 }
 
 #[cfg(test)]

@@ -308,15 +308,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Default)]
-    struct Collect(Vec<Vec<u8>>);
-    impl Tx for Collect {
-        fn send(&mut self, buf: &[u8], _dst: SocketAddr) -> bool {
-            self.0.push(buf.to_vec());
-            true
-        }
-    }
+    use crate::sim::Collect;
 
     fn peer() -> SocketAddr {
         SocketAddr::from(([10, 0, 0, 1], 40000))

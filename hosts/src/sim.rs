@@ -14,8 +14,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
 
+/// A `Tx` that keeps what is sent (also used by the receiver's tests).
 #[derive(Default)]
-struct Collect(Vec<Vec<u8>>);
+pub struct Collect(pub Vec<Vec<u8>>);
 
 impl Tx for Collect {
     fn send(&mut self, buf: &[u8], _dst: SocketAddr) -> bool {
