@@ -175,7 +175,7 @@ class P4RuntimeDriver:
         try:
             loop.run(switch.__aenter__(), self.timeout_s)
         except (fy.P4ClientError, grpc.RpcError, OSError, TimeoutError, concurrent.futures.CancelledError) as e:
-            self._abandon(loop, switch)
+            # finsy's __aenter__ ends the switch's tasks itself when it fails or is cancelled
             cause = failure.error or e
             raise SwitchUnavailable(f"{self}: {cause or type(cause).__name__}") from cause
         finally:
@@ -188,17 +188,11 @@ class P4RuntimeDriver:
         if self.side is not None:
             self.side.close()
         if self._switch is not None and self._loop is not None:
-            self._abandon(self._loop, self._switch)
+            try:
+                self._loop.run(self._switch.__aexit__(None, None, None), self.timeout_s)
+            except Exception:   # the connection is being dropped anyway
+                pass
         self._loop = self._switch = None
-
-    def _abandon(self, loop: _EventLoopThread, switch: fy.Switch) -> None:
-        """End the switch's stream and tasks, whatever state they are in."""
-        if getattr(switch, "_tasks", None) is None:    # never entered, or finsy already cleaned up
-            return
-        try:
-            loop.run(switch.__aexit__(None, None, None), self.timeout_s)
-        except Exception:   # the connection is being dropped anyway
-            pass
 
     def _call(self, what: str, request):
         """Run `request(switch)`, a coroutine, on the driver's event loop."""

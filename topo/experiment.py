@@ -14,7 +14,8 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
 TOPOLOGIES_DIR = Path(__file__).resolve().parent / "topologies"
 SCHEMES = ("rcp", "tcp", "allegro", "vivace", "vivace-loss", "vivace-latency")
 # A constant-rate sender ("fixed:8mbit"), for calibrating the emulation rather than comparing schemes.
-FIXED_SCHEME = re.compile(r"fixed:\d+(\.\d+)?(kbit|mbit|gbit)")
+# The rate's grammar is the host binary's (hosts/src/units.rs, parse_rate_kbps): a number and a unit.
+FIXED_SCHEME = re.compile(r"fixed:\d+(\.\d+)?([kmg]?(bit|bps)|[kmg])", re.IGNORECASE)
 
 
 class ExperimentError(ValueError):

@@ -89,8 +89,9 @@ class Monitor:
         total = 0.0
         for pid in list(self.host_pids):
             try:
-                proc = self._host_procs.get(pid) or self._host_procs.setdefault(pid, psutil.Process(pid))
-                total += proc.cpu_percent()
+                if pid not in self._host_procs:
+                    self._host_procs[pid] = psutil.Process(pid)
+                total += self._host_procs[pid].cpu_percent()
             except psutil.Error:
                 self.host_pids.remove(pid)
                 self._host_procs.pop(pid, None)
