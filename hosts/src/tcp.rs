@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 const HELLO: &[u8; 4] = b"P4RT";
 const DONE: &[u8; 4] = b"DONE";
 const CHUNK: usize = 64 * 1024;
-const SAMPLED_CHUNK: usize = 8 * 1024;
 
 /// One TCP flow to run.
 #[derive(Clone)]
@@ -164,6 +163,11 @@ fn tcp_info(s: &TcpStream) -> Option<(u64, u64, f64)> {
     ))
 }
 
+/// A timed-out or interrupted socket call: try again (the deadline decides).
+fn retry(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+}
+
 fn remaining(deadline: Instant) -> io::Result<Duration> {
     let now = Instant::now();
     if now >= deadline {
@@ -212,18 +216,25 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
             last_s: 0.0,
             acked: 0,
         });
-        // small writes while sampling: a write blocks until the socket
-        // buffer takes it all, and samples are taken between writes
-        let chunk = if sampler.is_some() { SAMPLED_CHUNK } else { CHUNK };
-        let mut buf = vec![0u8; chunk];
+        // Every blocking write and read waits at most half a sample period
+        // (when sampling), so that samples keep their schedule whatever the
+        // socket buffer does, also while it drains after the last write.
+        let wait = |sampler: &Option<Sampler>| -> io::Result<Duration> {
+            let left = remaining(deadline)?;
+            Ok(match sampler {
+                Some(sm) => left.min(Duration::from_secs_f64(sm.period_s / 2.0)),
+                None => left,
+            })
+        };
+        let mut buf = vec![0u8; CHUNK];
         loop {
             let n = match f.size {
-                Some(size) => (size - sent).min(chunk as u64) as usize,
+                Some(size) => (size - sent).min(CHUNK as u64) as usize,
                 None => {
                     if stop_at.is_some_and(|t| Instant::now() >= t) {
                         0
                     } else {
-                        chunk
+                        CHUNK
                     }
                 }
             };
@@ -231,28 +242,30 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
                 break;
             }
             pattern::fill(f.flow_id, sent, &mut buf[..n]);
-            s.set_write_timeout(Some(remaining(deadline)?))?;
-            s.write_all(&buf[..n])?;
-            sent += n as u64;
-            if let Some(sm) = sampler.as_mut() {
-                sm.poll(&s, t0.elapsed().as_secs_f64());
+            let mut written = 0;
+            while written < n {
+                s.set_write_timeout(Some(wait(&sampler)?))?;
+                match s.write(&buf[written..n]) {
+                    Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "connection closed")),
+                    Ok(k) => written += k,
+                    Err(e) if retry(&e) => {}
+                    Err(e) => return Err(e),
+                }
+                if let Some(sm) = sampler.as_mut() {
+                    sm.poll(&s, t0.elapsed().as_secs_f64());
+                }
             }
+            sent += n as u64;
         }
         s.shutdown(Shutdown::Write)?;
-        // the bytes still in the socket buffer drain while we wait: keep sampling
         let mut done = [0u8; 16];
         let mut got = 0;
         while got < done.len() {
-            let mut wait = remaining(deadline)?;
-            if let Some(sm) = &sampler {
-                wait = wait.min(Duration::from_secs_f64(sm.period_s / 2.0));
-            }
-            s.set_read_timeout(Some(wait))?;
+            s.set_read_timeout(Some(wait(&sampler)?))?;
             match s.read(&mut done[got..]) {
                 Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "no confirmation")),
                 Ok(n) => got += n,
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if retry(&e) => {}
                 Err(e) => return Err(e),
             }
             if let Some(sm) = sampler.as_mut() {
