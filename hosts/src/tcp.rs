@@ -165,7 +165,10 @@ fn tcp_info(s: &TcpStream) -> Option<(u64, u64, f64)> {
 
 /// A timed-out or interrupted socket call: try again (the deadline decides).
 fn retry(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
 
 fn remaining(deadline: Instant) -> io::Result<Duration> {
@@ -208,14 +211,18 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
         s.set_write_timeout(Some(remaining(deadline)?))?;
         s.write_all(&hello)?;
         let stop_at = f.duration.map(|d| t0 + Duration::from_secs_f64(d));
-        let mut sampler = f.trace.clone().filter(|_| f.sample_interval_s > 0.0).map(|sink| Sampler {
-            sink,
-            flow_id: f.flow_id,
-            period_s: f.sample_interval_s,
-            next_s: f.sample_interval_s,
-            last_s: 0.0,
-            acked: 0,
-        });
+        let mut sampler = f
+            .trace
+            .clone()
+            .filter(|_| f.sample_interval_s > 0.0)
+            .map(|sink| Sampler {
+                sink,
+                flow_id: f.flow_id,
+                period_s: f.sample_interval_s,
+                next_s: f.sample_interval_s,
+                last_s: 0.0,
+                acked: 0,
+            });
         // Every blocking write and read waits at most half a sample period
         // (when sampling), so that samples keep their schedule whatever the
         // socket buffer does, also while it drains after the last write.

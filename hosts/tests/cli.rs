@@ -301,25 +301,16 @@ fn traffic_runs_poisson_flows_and_exits() {
     for cc in ["vivace-loss", "tcp"] {
         let out = dir.file(&format!("{cc}.jsonl"));
         let o = run_with_timeout(
-            Command::new(bin())
-                .args([
-                    "traffic",
-                    "--to",
-                    &format!("127.0.0.1:{port}"),
-                    "--tcp-port",
-                    &(port + 1).to_string(),
-                ])
-                .args([
-                    "--cc",
-                    cc,
-                    "--load",
-                    "0.5",
-                    "--capacity",
-                    "20mbit",
-                    "--sizes",
-                    "exp:20k",
-                ])
-                .args(["--duration", "2", "--seed", "7", "--max-rate", "40mbit", "--out", &out]),
+            traffic(port, cc, "0.5", "20mbit", "exp:20k").args([
+                "--duration",
+                "2",
+                "--seed",
+                "7",
+                "--max-rate",
+                "40mbit",
+                "--out",
+                &out,
+            ]),
             90.0,
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -336,6 +327,20 @@ fn traffic_runs_poisson_flows_and_exits() {
     r.terminate(5.0);
 }
 
+/// `traffic` to a local receiver on `port` (TCP on `port + 1`).
+fn traffic(port: u16, cc: &str, load: &str, capacity: &str, sizes: &str) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args([
+        "traffic",
+        "--to",
+        &format!("127.0.0.1:{port}"),
+        "--tcp-port",
+        &(port + 1).to_string(),
+    ])
+    .args(["--cc", cc, "--load", load, "--capacity", capacity, "--sizes", sizes]);
+    cmd
+}
+
 /// The same seed gives the same flow sizes for every scheme.
 #[test]
 fn traffic_sizes_do_not_depend_on_the_scheme() {
@@ -348,25 +353,14 @@ fn traffic_sizes_do_not_depend_on_the_scheme() {
     for cc in ["fixed:50mbit", "tcp"] {
         let out = dir.file(&format!("s-{}.jsonl", cc.replace(':', "_")));
         let o = run_with_timeout(
-            Command::new(bin())
-                .args([
-                    "traffic",
-                    "--to",
-                    &format!("127.0.0.1:{port}"),
-                    "--tcp-port",
-                    &(port + 1).to_string(),
-                ])
-                .args([
-                    "--cc",
-                    cc,
-                    "--load",
-                    "0.3",
-                    "--capacity",
-                    "50mbit",
-                    "--sizes",
-                    "pareto:1.5:30k",
-                ])
-                .args(["--duration", "1", "--seed", "99", "--out", &out]),
+            traffic(port, cc, "0.3", "50mbit", "pareto:1.5:30k").args([
+                "--duration",
+                "1",
+                "--seed",
+                "99",
+                "--out",
+                &out,
+            ]),
             90.0,
         );
         assert!(o.status.success());

@@ -370,6 +370,9 @@ fn ethernet_box_delays_from_the_wire_arrival() {
     let rtts = pinger.join().expect("ping thread");
     let rtt = rtts[0].unwrap_or_else(|| panic!("no echo reply through the box"));
     eprintln!("RTT with linkem stopped for 100 ms: {rtt:.1} ms");
-    assert!((145.0..175.0).contains(&rtt), "RTT {rtt:.1} ms: expected about 150 (200 if delayed from the read)");
+    assert!(
+        (145.0..175.0).contains(&rtt),
+        "RTT {rtt:.1} ms: expected about 150 (200 if delayed from the read)"
+    );
     let _ = linkem_stats(&mut bed);
 }

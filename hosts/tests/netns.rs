@@ -251,8 +251,27 @@ fn netns_tcp_flow_samples_goodput() {
     let Some(bed) = setup("ts", 0.0, 0.0) else { return };
     let trace = bed._dir.file("trace.jsonl");
     let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", &bed.ns_a, bin(), "send", "--to", "10.201.0.2", "--cc", "tcp"])
-        .args(["--duration", "2", "--trace", &trace, "--sample-interval", "100ms", "--timeout", "30"]);
+    cmd.args([
+        "netns",
+        "exec",
+        &bed.ns_a,
+        bin(),
+        "send",
+        "--to",
+        "10.201.0.2",
+        "--cc",
+        "tcp",
+    ])
+    .args([
+        "--duration",
+        "2",
+        "--trace",
+        &trace,
+        "--sample-interval",
+        "100ms",
+        "--timeout",
+        "30",
+    ]);
     let o = run_with_timeout(&mut cmd, 60.0);
     let recs = json_lines(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(recs.len(), 1, "{}", String::from_utf8_lossy(&o.stderr));
@@ -263,7 +282,9 @@ fn netns_tcp_flow_samples_goodput() {
         .filter(|x| x["event"] == "sample")
         .collect();
     assert!(samples.len() >= 18, "{} samples in 2 s at 100 ms", samples.len());
-    assert!(samples.iter().all(|x| x["state"] == "tcp" && x["srtt_ms"].as_f64().unwrap_or(0.0) > 0.0));
+    assert!(samples
+        .iter()
+        .all(|x| x["state"] == "tcp" && x["srtt_ms"].as_f64().unwrap_or(0.0) > 0.0));
     // goodput x period, summed: the bytes acknowledged while sampling
     let mut acked_bits = 0.0;
     let mut last_t = 0.0;
@@ -273,7 +294,10 @@ fn netns_tcp_flow_samples_goodput() {
         last_t = t;
     }
     let size_bits = r["size_bytes"].as_f64().unwrap_or(0.0) * 8.0;
-    eprintln!("samples {}, acked while sampling {acked_bits:.0} of {size_bits:.0} bits", samples.len());
+    eprintln!(
+        "samples {}, acked while sampling {acked_bits:.0} of {size_bits:.0} bits",
+        samples.len()
+    );
     assert!(
         acked_bits > 0.7 * size_bits && acked_bits <= 1.01 * size_bits,
         "samples account for {acked_bits:.0} of {size_bits:.0} bits"
