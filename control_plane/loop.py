@@ -17,8 +17,10 @@ log = logging.getLogger("control_plane")
 
 @dataclass(frozen=True)
 class RcpParams:
-    alpha: float = 0.1
-    beta: float = 1.0
+    # The ns-2 RCP router's gains. The papers' 0.1 / 1.0 weigh the queue 10x more than spare capacity,
+    # which on this emulation's small BDPs leaves more of the link idle (docs/control_plane.md, "Gains").
+    alpha: float = 0.4
+    beta: float = 0.4
     gamma: float = 1.0
     q0_bytes: float = 0.0
     R_min_bps: float = 10_000.0

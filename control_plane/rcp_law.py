@@ -2,8 +2,7 @@
 
 
 def rcp_rate(R_prev: float, T: float, d0: float, C: float, y: float, q: float, *,
-             alpha: float = 0.1, beta: float = 1.0, gamma: float = 1.0,
-             q0: float = 0.0, R_min: float) -> float:
+             alpha: float, beta: float, gamma: float = 1.0, q0: float = 0.0, R_min: float) -> float:
     """R(t) = R(t-T) * [1 + (T/d0) * (alpha*(gamma*C - y) - beta*(q - q0)/d0) / (gamma*C)]
 
     clamped to [R_min, gamma*C].

@@ -6,17 +6,18 @@ from control_plane.rcp_law import rcp_rate
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
+PAPER = dict(alpha=0.1, beta=1.0)     # the RCP papers' gains, used by the hand computations
 
 
 def test_hand_computed_spare_capacity():
     # R = 2e6 * [1 + (0.01/0.05) * (0.1 * (10e6 - 6e6)) / 10e6] = 2e6 * 1.008
-    assert rcp_rate(2e6, 0.01, 0.05, C, 6e6, 0, R_min=R_MIN) == pytest.approx(2.016e6)
+    assert rcp_rate(2e6, 0.01, 0.05, C, 6e6, 0, R_min=R_MIN, **PAPER) == pytest.approx(2.016e6)
 
 
 def test_hand_computed_standing_queue():
     # q = 50 kbit: beta*q/d0 = 1e6 b/s; spare = 0.1*(10e6 - 10e6) - 1e6 = -1e6
     # R = 5e6 * [1 + 0.2 * (-1e6) / 10e6] = 5e6 * 0.98
-    assert rcp_rate(5e6, 0.01, 0.05, C, 10e6, 50e3, R_min=R_MIN) == pytest.approx(4.9e6)
+    assert rcp_rate(5e6, 0.01, 0.05, C, 10e6, 50e3, R_min=R_MIN, **PAPER) == pytest.approx(4.9e6)
 
 
 def test_hand_computed_all_parameters():
@@ -28,39 +29,39 @@ def test_hand_computed_all_parameters():
 
 def test_equilibrium_is_a_fixed_point():
     for R in (1e5, 2.5e6, 7e6):
-        assert rcp_rate(R, 0.01, 0.04, C, C, 0, R_min=R_MIN) == R
+        assert rcp_rate(R, 0.01, 0.04, C, C, 0, R_min=R_MIN, **PAPER) == R
 
 
 def test_spare_capacity_raises_and_queue_lowers():
-    assert rcp_rate(1e6, 0.01, 0.04, C, 5e6, 0, R_min=R_MIN) > 1e6
-    assert rcp_rate(1e6, 0.01, 0.04, C, C, 20e3, R_min=R_MIN) < 1e6
+    assert rcp_rate(1e6, 0.01, 0.04, C, 5e6, 0, R_min=R_MIN, **PAPER) > 1e6
+    assert rcp_rate(1e6, 0.01, 0.04, C, C, 20e3, R_min=R_MIN, **PAPER) < 1e6
     # overload without a queue lowers it too
-    assert rcp_rate(1e6, 0.01, 0.04, C, 12e6, 0, R_min=R_MIN) < 1e6
+    assert rcp_rate(1e6, 0.01, 0.04, C, 12e6, 0, R_min=R_MIN, **PAPER) < 1e6
 
 
 def test_queue_below_target_raises():
-    assert rcp_rate(1e6, 0.01, 0.04, C, C, 5e3, q0=10e3, R_min=R_MIN) > 1e6
+    assert rcp_rate(1e6, 0.01, 0.04, C, C, 5e3, q0=10e3, R_min=R_MIN, **PAPER) > 1e6
 
 
 @pytest.mark.parametrize("R_prev,y,q", [(9.9e6, 0, 0), (20e3, 50e6, 1e6), (1e6, 0, 0), (1e3, 1e9, 1e9)])
 def test_never_outside_clamp(R_prev, y, q):
-    R = rcp_rate(R_prev, 0.01, 0.02, C, y, q, gamma=0.95, R_min=R_MIN)
+    R = rcp_rate(R_prev, 0.01, 0.02, C, y, q, gamma=0.95, R_min=R_MIN, **PAPER)
     assert R_MIN <= R <= 0.95 * C
 
 
 def test_saturates_at_gamma_c():
-    assert rcp_rate(9.9e6, 0.01, 0.01, C, 0, 0, R_min=R_MIN) == C
+    assert rcp_rate(9.9e6, 0.01, 0.01, C, 0, 0, R_min=R_MIN, **PAPER) == C
 
 
 @pytest.mark.parametrize("T,d0,C_", [(0, 0.1, C), (0.01, 0, C), (0.01, 0.1, 0), (0.01, 0.1, -1)])
 def test_rejects_nonpositive_inputs(T, d0, C_):
     with pytest.raises(ValueError):
-        rcp_rate(1e6, T, d0, C_, 0, 0, R_min=R_MIN)
+        rcp_rate(1e6, T, d0, C_, 0, 0, R_min=R_MIN, **PAPER)
 
 
 def test_converges_to_fair_share_with_n_flows():
     """N greedy flows each sending at R: y = N*R; the law settles at C/N."""
     R, N = 0.05 * C, 4
     for _ in range(2000):
-        R = rcp_rate(R, 0.01, 0.05, C, N * R, 0, R_min=R_MIN)
+        R = rcp_rate(R, 0.01, 0.05, C, N * R, 0, R_min=R_MIN, **PAPER)
     assert math.isclose(R, C / N, rel_tol=1e-3)

@@ -1,10 +1,9 @@
 """Two RCP flows across a bmv2 dumbbell in Mininet: R converges to C/2, the link is mostly full, the queue stays
 small, every byte arrives.
 
-The issue asks for R within 15% of C/2 and utilisation >= 0.85. On this 2-core machine, idle, runs measure
-R = 0.87-0.92 x C/2 and utilisation 0.90-0.93 (the closing note of session 2 has the runs); R moves by
-about 5% from run to run with the emulation's CPU noise, so the test asserts 20% and 0.80: bounds that
-catch a broken loop (R at its 5% start, or at C) without failing on a noisy run.
+The bounds are the issue's: R within 15% of C/2, utilisation >= 0.85. With the control plane's default gains
+(0.4 / 0.4, no target queue) idle runs on this 2-core machine measure R = 0.96-0.99 x C/2, utilisation
+0.97-0.99 and a mean queue of 0.4-2 packets (docs/control_plane.md, "Gains").
 """
 
 import statistics
@@ -47,10 +46,10 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
     utilisation = statistics.fmean(r["y_bps"] for r in steady) / C
     queue_pkts = statistics.fmean(r["q_bytes"] for r in steady) / variant.topology.data_frame_bytes
     print(f"C {C / 1e6:.2f} Mb/s, R {R / 1e6:.2f} Mb/s, utilisation {utilisation:.2f}, queue {queue_pkts:.1f} pkts")
-    assert R == pytest.approx(C / 2, rel=0.20)
-    assert utilisation >= 0.80
+    assert R == pytest.approx(C / 2, rel=0.15)
+    assert utilisation >= 0.85
     bdp_pkts = C * 0.040 / 8 / variant.topology.data_frame_bytes
-    assert queue_pkts < 0.25 * bdp_pkts        # 11 packets (10 ms) at 10 Mb/s and 40 ms
+    assert queue_pkts < 0.15 * bdp_pkts        # 7 packets (6 ms) at 10 Mb/s and 40 ms
 
     received = [r for name in ("r1", "r2") for r in read_jsonl(tmp_path / f"recv_{name}.jsonl")]
     assert len(received) == 2 and all(r["verified"] and r["completed"] for r in received), received
