@@ -65,6 +65,7 @@ class Experiment:
     events: list[Event] = field(default_factory=list)
     sweep: dict[str, list] = field(default_factory=dict)
     rcp: dict = field(default_factory=dict)       # RcpParams overrides for the control loops
+    source: Path | None = None                    # the file it was read from
 
     def variants(self) -> list[Variant]:
         if not self.sweep:
@@ -124,7 +125,7 @@ def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: fl
                         for f in d.get("long", [])],
             poisson=[PoissonSource(p["sender"], p["receiver"], p["sizes"]) for p in d.get("poisson", [])],
             events=[Event(float(e["at_s"]), float(e["bottleneck_scale"])) for e in d.get("events", [])],
-            sweep=dict(d.get("sweep", {})), rcp=dict(d.get("rcp", {})))
+            sweep=dict(d.get("sweep", {})), rcp=dict(d.get("rcp", {})), source=path)
     except KeyError as e:
         raise ExperimentError(f"{where}: missing key {e}") from None
     except (TypeError, ValueError) as e:

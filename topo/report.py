@@ -75,7 +75,17 @@ def metrics(run: dict, exp) -> dict:
         m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
         if len(shares) >= 2:
             m["jain"] = jain_index(shares)
+            m["rtt_ratio"] = _rtt_ratio(run, shares)
     return m
+
+
+def _rtt_ratio(run: dict, shares: list[float]) -> float | None:
+    """Goodput of the shortest-RTT long flow over that of the longest-RTT one; None when all RTTs are equal."""
+    rtts = [_rtt(run["topology"], f["host"]) for f in run["flows"]]
+    if len(set(rtts)) < 2:
+        return None
+    longest = shares[rtts.index(max(rtts))]
+    return shares[rtts.index(min(rtts))] / longest if longest > 0 else math.inf
 
 
 def _steady_goodputs(run: dict, exp, settle_s: float = 2.0) -> list[float]:
@@ -124,8 +134,10 @@ def _fmt(value, spec: str) -> str:
 
 def summary_table(rows: list[tuple[str, dict]]) -> str:
     settling = any("to_fair_share_s" in m for _, m in rows)
+    mixed_rtts = any(m.get("rtt_ratio") is not None for _, m in rows)
     header = ["scheme", "flows done", "mean FCT (s)", "p95 FCT (s)", "FCT / FCT_PS", "utilisation",
-              "mean queue (pkts)", "Jain", "throughput (Mb/s)"] + (["to fair share after each event (s)"] if settling else [])
+              "mean queue (pkts)", "Jain", "throughput (Mb/s)"] + (["throughput short / long RTT"] if mixed_rtts else []) \
+        + (["to fair share after each event (s)"] if settling else [])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for scheme, m in rows:
         if not m["valid"]:
@@ -134,6 +146,8 @@ def summary_table(rows: list[tuple[str, dict]]) -> str:
         cells = [scheme, f"{m['done']}/{m['flows']}", _fmt(m.get('mean_fct_s'), '.3f'), _fmt(m.get('p95_fct_s'), '.3f'),
                  _fmt(m.get('fct_ratio_ps'), '.2f'), _fmt(m.get('utilisation'), '.2f'),
                  _fmt(m.get('mean_queue_pkts'), '.1f'), _fmt(m.get('jain'), '.3f'), _fmt(m.get('throughput_mbps'), '.2f')]
+        if mixed_rtts:
+            cells.append(_fmt(m.get("rtt_ratio"), ".2f"))
         if settling:
             cells.append(" / ".join("never" if t is None else f"{t:.1f}" for t in m.get("to_fair_share_s", [])) or "-")
         lines.append("| " + " | ".join(cells) + " |")
@@ -283,9 +297,10 @@ def _plot_router(path: Path, runs: dict) -> Path:
 
 def _plot_sweep(path: Path, exp, by_variant: dict) -> Path:
     metric_names = [("throughput_mbps", "throughput (Mb/s)"), ("p50_fct_s", "median FCT (s)"),
-                    ("p95_fct_s", "p95 FCT (s)"), ("jain", "Jain's index")]
+                    ("p95_fct_s", "p95 FCT (s)"), ("jain", "Jain's index"),
+                    ("rtt_ratio", "throughput short / long RTT")]
     present = [(k, name) for k, name in metric_names
-               if any(k in m for rows in by_variant.values() for _, m in rows)]
+               if any(m.get(k) is not None for rows in by_variant.values() for _, m in rows)]
     fig, axes = plt.subplots(1, len(present), figsize=(4.5 * len(present), 4), squeeze=False)
     labels = list(by_variant)
     for ax, (key, name) in zip(axes[0], present):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import socket
 import subprocess
@@ -248,6 +249,8 @@ def _progress(line: str) -> None:
 def run_experiment(exp: Experiment, results: Path) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root = results / exp.name / stamp
+    root.mkdir(parents=True)
+    shutil.copy(exp.source, root / exp.source.name)     # what ran, for --report
     runs = []
     for variant in exp.variants():
         for scheme in exp.schemes:
@@ -256,6 +259,27 @@ def run_experiment(exp: Experiment, results: Path) -> Path:
     summary = write_report(exp, root, runs)
     print(summary)
     return root
+
+
+def report_again(root: Path) -> str:
+    """summary.md and the plots of a results directory, again, from its raw data (after the report changed)."""
+    metas = [(p.parent, json.loads(p.read_text())) for p in sorted(root.glob("**/run.json"))]
+    if not metas:
+        raise ExperimentError(f"{root}: no run.json below it; give a results/EXPERIMENT/TIMESTAMP directory")
+    first = metas[0][1]
+    saved = root / f"{first['experiment']}.toml"
+    source = saved if saved.is_file() else resolve(first["experiment"])
+    present = {m["scheme"] for _, m in metas}
+    schemes = [s for s in load_experiment(source).schemes if s in present] + sorted(present - set(load_experiment(source).schemes))
+    exp = load_experiment(source, schemes, first["duration_s"])
+    variants = {v.label: v for v in exp.variants()}
+    missing = {m["variant"] for _, m in metas} - set(variants)
+    if missing:
+        raise ExperimentError(f"{root}: sweep points {sorted(missing)} are not in the experiment's sweep")
+    order = list(variants)
+    runs = sorted(((variants[m["variant"]], m["scheme"], d, m) for d, m in metas),
+                  key=lambda r: (order.index(r[0].label), schemes.index(r[1])))
+    return write_report(exp, root, runs)
 
 
 def preflight() -> None:
@@ -280,7 +304,17 @@ def main(argv=None) -> int:
     ap.add_argument("--schemes", help="comma-separated subset, e.g. rcp,tcp")
     ap.add_argument("--duration", type=float, help="override duration_s")
     ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--report", action="store_true",
+                    help="EXPERIMENT is a results/EXPERIMENT/TIMESTAMP directory: write its summary and plots "
+                         "again from the raw data, without running anything")
     args = ap.parse_args(argv)
+    if args.report:
+        try:
+            print(report_again(Path(args.experiment)))
+        except ExperimentError as e:
+            print(f"topo.run: {e}", file=sys.stderr)
+            return 2
+        return 0
     try:
         path = resolve(args.experiment)
         members = suite_members(path) or [path]

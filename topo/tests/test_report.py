@@ -1,5 +1,12 @@
 """The summary's numbers from hand-made runs (no Mininet)."""
 
+import json
+import shutil
+
+import pytest
+
+from topo.experiment import ExperimentError
+from topo.run import report_again
 from p4rcp.topology import load_topology
 from topo.report import _times_to_fair_share, summary_table
 from p4rcp.toolchain import ROOT
@@ -50,3 +57,31 @@ def test_throughput_counts_only_the_time_the_flows_shared_the_link():
     alone = shared + [(110 + i / 10, 10000.0) for i in range(1, 31)]   # then h1 alone at 10 Mb/s
     run = {"flows": flows, "rates": {"h1/1": alone, "h2/2": shared}}
     assert _steady_goodputs(run, exp) == [5000.0, 5000.0]
+
+
+def test_rtt_ratio_compares_the_shortest_and_longest_rtt_flows():
+    from topo.report import _rtt_ratio
+    mixed = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml", rtt_ms=[10, 100])
+    flows = [{"host": "h2"}, {"host": "h1"}]           # h1: 10 ms, h2: 100 ms
+    assert _rtt_ratio({"topology": mixed, "flows": flows}, [2000.0, 6000.0]) == 3.0
+    assert _rtt_ratio({"topology": TOPOLOGY, "flows": flows}, [2000.0, 6000.0]) is None
+    table = summary_table([("rcp", {"valid": True, "problems": [], "done": 2, "flows": 2, "rtt_ratio": 3.0})])
+    header, _, rcp = table.splitlines()
+    assert "throughput short / long RTT" in header and rcp.endswith("| 3.00 |")
+    assert "short / long" not in summary_table([("rcp", {"valid": True, "problems": [], "done": 2, "flows": 2})])
+
+
+def test_report_again_rebuilds_the_summary_from_a_results_directory(tmp_path):
+    shutil.copy(ROOT / "topo" / "experiments" / "rtt-fairness.toml", tmp_path)
+    for scheme in ("tcp", "rcp"):       # written in another order than the experiment's
+        run = tmp_path / "rtt_ms=10-50" / scheme
+        run.mkdir(parents=True)
+        meta = {"experiment": "rtt-fairness", "variant": "rtt_ms=10-50", "scheme": scheme, "duration_s": 5.0,
+                "load": None, "capacity_bps": {"s1:3": 12e6}, "events": [], "valid": False,
+                "problems": [f"{scheme} broke"]}
+        (run / "run.json").write_text(json.dumps(meta))
+    text = report_again(tmp_path)
+    assert text.index("INVALID: rcp broke") < text.index("INVALID: tcp broke")   # the experiment's order
+    assert (tmp_path / "summary.md").read_text() == text
+    with pytest.raises(ExperimentError, match="no run.json"):
+        report_again(tmp_path / "rtt_ms=10-50" / "missing")
