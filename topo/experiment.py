@@ -60,12 +60,12 @@ class Experiment:
     duration_s: float
     load: float | None
     topology_params: dict
+    source: Path                                  # the file it was read from
     long_flows: list[LongFlow] = field(default_factory=list)
     poisson: list[PoissonSource] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     sweep: dict[str, list] = field(default_factory=dict)
     rcp: dict = field(default_factory=dict)       # RcpParams overrides for the control loops
-    source: Path | None = None                    # the file it was read from
 
     def variants(self) -> list[Variant]:
         if not self.sweep:

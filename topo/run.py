@@ -270,7 +270,8 @@ def report_again(root: Path) -> str:
     saved = root / f"{first['experiment']}.toml"
     source = saved if saved.is_file() else resolve(first["experiment"])
     present = {m["scheme"] for _, m in metas}
-    schemes = [s for s in load_experiment(source).schemes if s in present] + sorted(present - set(load_experiment(source).schemes))
+    declared = load_experiment(source).schemes
+    schemes = [s for s in declared if s in present] + sorted(present - set(declared))
     exp = load_experiment(source, schemes, first["duration_s"])
     variants = {v.label: v for v in exp.variants()}
     missing = {m["variant"] for _, m in metas} - set(variants)

@@ -24,12 +24,16 @@ fn recv(port: u16, out: &str) -> Proc {
 }
 
 fn fails_with(args: &[&str], needle: &str) {
-    let o = run_with_timeout(Command::new(bin()).args(args), 20.0);
+    command_fails_with(Command::new(bin()).args(args), needle);
+}
+
+fn command_fails_with(cmd: &mut Command, needle: &str) {
+    let o = run_with_timeout(cmd, 20.0);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{args:?} should fail");
+    assert!(!o.status.success(), "{cmd:?} should fail");
     assert!(
         err.contains(needle),
-        "{args:?}: stderr does not mention {needle:?}:\n{err}"
+        "{cmd:?}: stderr does not mention {needle:?}:\n{err}"
     );
 }
 
@@ -66,40 +70,12 @@ fn bad_arguments_fail_clearly() {
         &["send", "--to", "not an address", "--size", "1k", "--cc", "rcp"],
         "bad address",
     );
-    fails_with(
-        &[
-            "traffic",
-            "--to",
-            "127.0.0.1",
-            "--cc",
-            "rcp",
-            "--load",
-            "0.5",
-            "--capacity",
-            "10mbit",
-            "--sizes",
-            "pareto:1:25k",
-            "--duration",
-            "1",
-        ],
+    command_fails_with(
+        traffic(5000, "rcp", "0.5", "10mbit", "pareto:1:25k").args(["--duration", "1"]),
         "shape must be > 1",
     );
-    fails_with(
-        &[
-            "traffic",
-            "--to",
-            "127.0.0.1",
-            "--cc",
-            "rcp",
-            "--load",
-            "0.5",
-            "--capacity",
-            "10mbit",
-            "--sizes",
-            "cdf:/nonexistent",
-            "--duration",
-            "1",
-        ],
+    command_fails_with(
+        traffic(5000, "rcp", "0.5", "10mbit", "cdf:/nonexistent").args(["--duration", "1"]),
         "cannot read CDF file",
     );
     fails_with(&["recv", "--bind", "300.1.1.1:5"], "bad address");
