@@ -18,6 +18,9 @@ from topo.report import read_jsonl
 from topo.run import RunDir, run_scheme
 
 SETTLE_S = 5.0
+# A run in which bmv2 lost input frames (docs/experiments.md, "Validity"; about one in six here, cause unknown)
+# says nothing about RCP either way: run again, once. Every assertion below applies to a valid run.
+RUNS_IF_OVERRUN = 2
 ENDING_S = 0.5     # the last interval(s) see the flows stop
 
 
@@ -27,10 +30,15 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
         pytest.fail(f"{hosts.HOST_BINARY} missing although the toolchain is there: run 'make hosts'")
     exp = load_experiment(Path(__file__).with_name("e2e.toml"))
     [variant] = exp.variants()
-    meta = run_scheme(exp, variant, "rcp", RunDir(tmp_path))
+    for attempt in range(1, RUNS_IF_OVERRUN + 1):
+        run_dir = tmp_path / f"run{attempt}"
+        meta = run_scheme(exp, variant, "rcp", RunDir(run_dir))
+        if meta["valid"] or not all("input overrun" in p for p in meta["problems"]):
+            break
+        print(f"run {attempt} void, bmv2 lost input frames: {meta['problems']}")
     assert meta["valid"], f"run invalid: {meta['problems']}"
 
-    sent = [f for name in ("h1", "h2") for f in read_jsonl(tmp_path / f"flows_{name}.jsonl")]
+    sent = [f for name in ("h1", "h2") for f in read_jsonl(run_dir / f"flows_{name}.jsonl")]
     assert len(sent) == 2 and all(f["completed"] and f["verified"] for f in sent), sent
     # Steady state: both flows sending and settled; the control log also covers the idle link
     # before and after the flows, which is neither utilisation nor a share of it.
@@ -38,7 +46,7 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
     end = min(f["start_unix_s"] + f["fct_s"] for f in sent) - ENDING_S
 
     sw, port = variant.topology.bottlenecks[0]
-    control = [r for r in read_jsonl(tmp_path / f"control_{sw}.jsonl") if r["port"] == port]
+    control = [r for r in read_jsonl(run_dir / f"control_{sw}.jsonl") if r["port"] == port]
     C = control[0]["C_bps"]
     steady = [r for r in control if begin <= r["time"] <= end]
     assert len(steady) > 100, "too few control intervals"
@@ -51,6 +59,6 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
     bdp_pkts = C * 0.040 / 8 / variant.topology.data_frame_bytes
     assert queue_pkts < 0.15 * bdp_pkts        # 7 packets (6 ms) at 10 Mb/s and 40 ms
 
-    received = [r for name in ("r1", "r2") for r in read_jsonl(tmp_path / f"recv_{name}.jsonl")]
+    received = [r for name in ("r1", "r2") for r in read_jsonl(run_dir / f"recv_{name}.jsonl")]
     assert len(received) == 2 and all(r["verified"] and r["completed"] for r in received), received
     assert {r["bytes_delivered"] for r in received} == {f["size_bytes"] for f in sent}
