@@ -39,6 +39,8 @@ struct RecvFlow {
     verified: bool,
     data_pkts: u64,
     dup_pkts: u64,
+    /// Wall clock when `cum` reached the announced size.
+    last_byte_unix: Option<f64>,
 }
 
 impl RecvFlow {
@@ -113,6 +115,7 @@ impl RecvFlow {
             duplicate_pkts: self.dup_pkts,
             start_unix_s: round(self.created_unix, 6),
             duration_s: round(now - self.created, 6),
+            last_byte_unix_s: self.last_byte_unix.map(|t| round(t, 6)),
         }
     }
 }
@@ -205,6 +208,7 @@ impl Receiver {
                         verified: true,
                         data_pkts: 0,
                         dup_pkts: 0,
+                        last_byte_unix: None,
                     }
                 });
                 self.reply(tx, peer, stamped, echo, Body::SynAck { window: RECV_WINDOW });
@@ -225,6 +229,9 @@ impl Receiver {
                 }
                 if !f.on_data(offset, payload) {
                     f.dup_pkts += 1;
+                }
+                if f.last_byte_unix.is_none() && f.size == Some(f.cum) {
+                    f.last_byte_unix = Some(now_unix);
                 }
                 let sacks = f.sacks(offset);
                 let body = Body::Ack {
@@ -422,6 +429,32 @@ mod tests {
                 .ok(),
             Some(fin.body)
         );
+    }
+
+    #[test]
+    fn last_byte_time_is_when_the_flow_became_whole() {
+        let mut rx = Receiver::new(60.0);
+        let mut tx = Collect::default();
+        open(&mut rx, &mut tx, 2000);
+        // the last packet first: the flow is not whole until the hole fills
+        rx.on_datagram(&data(1000, 1000), peer(), 0.1, 100.0, &mut tx);
+        rx.on_datagram(&data(0, 1000), peer(), 0.2, 100.5, &mut tx);
+        rx.on_datagram(&data(0, 1000), peer(), 0.3, 101.0, &mut tx); // duplicate
+        rx.on_datagram(&pkt(Body::Fin { final_size: 2000 }, 1), peer(), 0.4, 102.0, &mut tx);
+        let recs = rx.take_records();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].last_byte_unix_s, Some(100.5));
+    }
+
+    #[test]
+    fn an_unfinished_flow_has_no_last_byte_time() {
+        let mut rx = Receiver::new(60.0);
+        let mut tx = Collect::default();
+        open(&mut rx, &mut tx, 2000);
+        rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
+        rx.close_all(1.0);
+        let recs = rx.take_records();
+        assert_eq!((recs.len(), recs[0].last_byte_unix_s), (1, None));
     }
 
     #[test]

@@ -60,6 +60,11 @@ pub struct RecvRecord {
     pub duplicate_pkts: u64,
     pub start_unix_s: f64,
     pub duration_s: f64,
+    /// Wall-clock time at which the receiver held every byte of the flow:
+    /// the end of its flow completion time as the RCP papers define it (first
+    /// SYN sent to last byte received; docs/protocol.md). Null for a flow
+    /// that never completed or had no announced size.
+    pub last_byte_unix_s: Option<f64>,
 }
 
 /// A rate change or a periodic sample of one flow (`--trace FILE`).

@@ -355,6 +355,9 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
                 rec.verified = false;
             }
             got += n as u64;
+            if rec.size_bytes == Some(got) {
+                rec.last_byte_unix_s = Some(round(net::unix_now(), 6));
+            }
         }
         rec.bytes_delivered = got;
         rec.completed = rec.size_bytes.is_none_or(|sz| got == sz);

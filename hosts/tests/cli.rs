@@ -152,6 +152,7 @@ fn every_scheme_over_loopback() {
         "tcp:reno",
     ];
     let trace = dir.file("trace.jsonl");
+    let mut ends = std::collections::HashMap::new(); // flow id -> sender's (start, start + fct)
     for (i, cc) in schemes.iter().enumerate() {
         let o = run_with_timeout(
             Command::new(bin())
@@ -184,6 +185,11 @@ fn every_scheme_over_loopback() {
         assert_eq!(rec["size_bytes"], 300_000);
         assert_eq!(rec["flow_id"], 1000 + i);
         assert!(rec["fct_s"].as_f64().unwrap_or(0.0) > 0.0);
+        let start = rec["start_unix_s"].as_f64().unwrap_or(0.0);
+        ends.insert(
+            rec["flow_id"].as_u64(),
+            (start, start + rec["fct_s"].as_f64().unwrap_or(0.0)),
+        );
         let want = if cc.starts_with("fixed") { "fixed" } else { cc };
         assert_eq!(rec["scheme"], want);
     }
@@ -194,6 +200,10 @@ fn every_scheme_over_loopback() {
         assert_eq!(x["verified"], true, "{x}");
         assert_eq!(x["completed"], true, "{x}");
         assert_eq!(x["bytes_delivered"], 300_000, "{x}");
+        // the last byte arrived after the sender started and before it learnt so (clocks: one machine)
+        let (start, acked) = ends[&x["flow_id"].as_u64()];
+        let last = x["last_byte_unix_s"].as_f64().unwrap_or(0.0);
+        assert!(start < last && last <= acked + 1e-3, "{x}: sender {start}..{acked}");
     }
     assert!(stderr.contains("recv_stats"), "{stderr}");
     // the trace has rate lines of the UDP flows
