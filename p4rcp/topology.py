@@ -10,10 +10,13 @@ Bottlenecks are shaped inside bmv2 (``set_queue_rate`` in packets per second)
 so that the queue forms where the P4 program sees it. The capacity C given to
 the control plane is that packet rate times ``data_frame_bytes``, the size of
 a full data frame of the hosts' transport: exactly the shaped rate for data.
+Their queues hold at least one bandwidth-delay product by default, as the RCP
+papers size them (``queue_packets = "bdp"``).
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
@@ -23,7 +26,7 @@ from pathlib import Path
 DATA_HEADER_BYTES = 78
 ETHERNET_HEADER_BYTES = 14     # hosts' MTU = data_frame_bytes - this, for every scheme
 DEFAULT_DATA_FRAME_BYTES = DATA_HEADER_BYTES + 1000
-DEFAULT_QUEUE_PACKETS = 64
+DEFAULT_QUEUE_PACKETS = 64    # bmv2's own default: unshaped ports, and the least a shaped one gets
 FIRST_THRIFT_PORT = 9090
 
 
@@ -103,6 +106,20 @@ class Topology:
         """Application bytes in a full data frame: goodput at capacity is C * mss_bytes / data_frame_bytes."""
         return self.data_frame_bytes - DATA_HEADER_BYTES
 
+    def path(self, sender: str, receiver: str) -> list[tuple[str, int]]:
+        """The shaped links (switch, port) a flow from sender to receiver crosses, in order."""
+        dst = f"{self.hosts[receiver].ip}/32"
+        here, links = self.hosts[sender].switch, []
+        for _ in self.switches:
+            port = next(r.port for r in self.routes(here) if r.prefix == dst)
+            if (here, port) in self.bottlenecks:
+                links.append((here, port))
+            peer = self.switch(here).ports[port].peer
+            if peer == receiver:
+                return links
+            here = peer
+        raise TopologyError(f"no loop-free path from {sender} to {receiver}")
+
     def switch(self, name: str) -> Switch:
         try:
             return self.switches[name]
@@ -149,7 +166,7 @@ class Topology:
 class _Builder:
     """Accumulates hosts, switches and links with consistent addressing."""
 
-    def __init__(self, name: str, kind: str, params: dict, data_frame_bytes: int, queue_packets: int):
+    def __init__(self, name: str, kind: str, params: dict, data_frame_bytes: int, queue_packets: int | str):
         self.name, self.kind, self.params = name, kind, params
         self.data_frame_bytes = data_frame_bytes
         self.queue_packets = queue_packets
@@ -169,8 +186,7 @@ class _Builder:
     def _add_port(self, sw: Switch, peer: str) -> SwitchPort:
         number = len(sw.ports) + 1
         sw_index = list(self.switches).index(sw.name) + 1
-        port = SwitchPort(number, peer, f"00:aa:00:00:{sw_index:02x}:{number:02x}",
-                          queue_depth_pkts=self.queue_packets)
+        port = SwitchPort(number, peer, f"00:aa:00:00:{sw_index:02x}:{number:02x}")
         sw.ports[number] = port
         return port
 
@@ -183,9 +199,11 @@ class _Builder:
         self.links.append(Link(name, None, sw.name, port.number, delay_ms, loss_pct))
         return host
 
-    def trunk(self, a: Switch, b: Switch, rate_mbps: float | None, delay_ms: float = 0.0) -> None:
+    def trunk(self, a: Switch, b: Switch, rate_mbps: float | None, rtt_ms: float = 0.0) -> None:
         """A switch-to-switch link; rate_mbps shapes the a -> b direction (the
-        senders' data) and makes it an RCP port. The b -> a direction carries
+        senders' data) and makes it an RCP port, whose queue holds one
+        bandwidth-delay product at rtt_ms (the longest base RTT crossing it)
+        unless the topology sets queue_packets. The b -> a direction carries
         the acknowledgements and stays unshaped: bmv2 shapes in packets per
         second, and ACKs come at the data packet rate."""
         pa, pb = self._add_port(a, b.name), self._add_port(b, a.name)
@@ -195,8 +213,10 @@ class _Builder:
                 raise TopologyError(f"bottleneck rate {rate_mbps} Mb/s is below one packet per second")
             pa.queue_rate_pps = pps
             pa.capacity_bps = pps * self.data_frame_bytes * 8.0
+            pa.queue_depth_pkts = (bdp_packets(pps, rtt_ms) if self.queue_packets == "bdp"
+                                   else self.queue_packets)
             self.bottlenecks.append((a.name, pa.number))
-        self.links.append(Link(a.name, pa.number, b.name, pb.number, delay_ms, 0.0))
+        self.links.append(Link(a.name, pa.number, b.name, pb.number))
 
     def build(self) -> Topology:
         return Topology(self.name, self.kind, self.hosts, self.switches, self.links,
@@ -220,23 +240,32 @@ def _dumbbell(b: _Builder, p: dict) -> None:
         b.senders.append(b.host(f"h{i + 1}", s1, rtts[i] / 2.0, loss).name)
     for i in range(pairs):
         b.receivers.append(b.host(f"r{i + 1}", s2, 0.0, 0.0).name)
-    b.trunk(s1, s2, _positive_float(p, "bottleneck_mbps"))
+    b.trunk(s1, s2, _positive_float(p, "bottleneck_mbps"), max(rtts))
 
 
 def _parking_lot(b: _Builder, p: dict) -> None:
-    """A chain of `bottlenecks` shaped links; one long flow crosses all, one
-    cross flow per link crosses only that link."""
+    """A chain of `bottlenecks` shaped links s1 -> s2 -> ... (link i from s_i
+    to s_i+1, rate bottleneck_mbps[i], or one rate for all). Sender h_i sits
+    on s_i and receiver r_i on s_i+1, so a flow from h_i to r_j crosses links
+    i to j: h1 -> r1 one link, h1 -> rN all of them."""
     n = _positive_int(p, "bottlenecks")
-    rate = _positive_float(p, "bottleneck_mbps")
-    rtt = float(p.get("rtt_ms", 40))
+    rates = p.get("bottleneck_mbps")
+    rates = [rates] * n if isinstance(rates, (int, float)) else list(rates or [])
+    if len(rates) != n or not all(isinstance(r, (int, float)) and r > 0 for r in rates):
+        raise TopologyError(f"bottleneck_mbps needs one positive rate or {n}, got {p.get('bottleneck_mbps')!r}")
+    rtt = _positive_float({"rtt_ms": p.get("rtt_ms", 40)}, "rtt_ms")
     switches = [b.switch(f"s{i + 1}") for i in range(n + 1)]
-    for left, right in zip(switches, switches[1:]):
-        b.trunk(left, right, rate)
-    b.senders.append(b.host("h_long", switches[0], rtt / 2.0, 0.0).name)
-    b.receivers.append(b.host("r_long", switches[-1], 0.0, 0.0).name)
+    for left, right, rate in zip(switches, switches[1:], rates):
+        b.trunk(left, right, rate, rtt)
     for i in range(n):
-        b.senders.append(b.host(f"h_cross{i + 1}", switches[i], rtt / 2.0, 0.0).name)
-        b.receivers.append(b.host(f"r_cross{i + 1}", switches[i + 1], 0.0, 0.0).name)
+        b.senders.append(b.host(f"h{i + 1}", switches[i], rtt / 2.0, 0.0).name)
+    for i in range(n):
+        b.receivers.append(b.host(f"r{i + 1}", switches[i + 1], 0.0, 0.0).name)
+
+
+def bdp_packets(rate_pps: float, rtt_ms: float) -> int:
+    """One bandwidth-delay product in packets, and never below bmv2's default queue."""
+    return max(math.ceil(rate_pps * rtt_ms / 1000), DEFAULT_QUEUE_PACKETS)
 
 
 KINDS = {"dumbbell": _dumbbell, "parking_lot": _parking_lot}
@@ -262,7 +291,9 @@ def build_topology(params: dict, name: str = "topology") -> Topology:
     if kind not in KINDS:
         raise TopologyError(f"{name}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     frame = int(params.pop("data_frame_bytes", DEFAULT_DATA_FRAME_BYTES))
-    queue = int(params.pop("queue_packets", DEFAULT_QUEUE_PACKETS))
+    queue = params.pop("queue_packets", "bdp")
+    if queue != "bdp" and not (isinstance(queue, int) and queue > 0):
+        raise TopologyError(f"{name}: queue_packets must be a positive integer or \"bdp\", got {queue!r}")
     builder = _Builder(name, kind, params, frame, queue)
     KINDS[kind](builder, params)
     return builder.build()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 
 def fct_ps(size_bytes: float, C_bps: float, rho: float, rtt_s: float) -> float:
@@ -35,19 +36,18 @@ def log_bins(sizes: Iterable[float], per_decade: int = 4) -> list[float]:
     return [10 ** (k / per_decade) for k in range(lo, hi + 1)]
 
 
-def bin_fct(flows: Sequence[dict], edges: Sequence[float], C_bps: float, rho: float, rtt_s: float) -> list[dict]:
-    """Per size bin [lo, hi): flows, mean / max FCT, mean FCT / FCT_PS (completed flows only).
-    The last bin includes its upper edge."""
+def bin_fct(flows: Sequence[dict], edges: Sequence[float], key: str = "size_bytes") -> list[dict]:
+    """Per bin [lo, hi) of flows[key]: flows, mean / max FCT, mean FCT / FCT_PS. Each flow carries its
+    "fct_s" and "ps_ratio". The last bin includes its upper edge; empty bins are left out."""
     rows = []
     for i, (lo, hi) in enumerate(zip(edges, edges[1:])):
         last = i == len(edges) - 2
-        inside = [f for f in flows if lo <= f["size_bytes"] < hi or (last and f["size_bytes"] == hi)]
+        inside = [f for f in flows if lo <= f[key] < hi or (last and f[key] == hi)]
         if not inside:
             continue
         fcts = [f["fct_s"] for f in inside]
-        ratios = [f["fct_s"] / fct_ps(f["size_bytes"], C_bps, rho, rtt_s) for f in inside]
         rows.append({"lo": lo, "hi": hi, "flows": len(inside), "mean_fct_s": statistics.fmean(fcts),
-                     "max_fct_s": max(fcts), "mean_ratio_ps": statistics.fmean(ratios)})
+                     "max_fct_s": max(fcts), "mean_ratio_ps": statistics.fmean(f["ps_ratio"] for f in inside)})
     return rows
 
 
@@ -85,3 +85,77 @@ def time_to_share(samples: Sequence[tuple[float, float]], event_s: float, share:
         else:
             candidate = None
     return None
+
+
+# Frames a flow of the hosts' transport puts on the bottleneck besides its DATA packets: the SYN and the FIN
+# (hosts/src/traffic.rs, CONTROL_FRAMES_PER_FLOW). bmv2 shapes in packets per second: each takes a full slot.
+CONTROL_FRAMES_PER_FLOW = 2
+
+
+def data_packets(size_bytes: int, mss_bytes: int) -> int:
+    return max(1, math.ceil(size_bytes / mss_bytes))
+
+
+def service_bytes(size_bytes: int, mss_bytes: int, frame_bytes: int) -> int:
+    """What the flow's data costs a link shaped in packets per second: one full frame per DATA packet, the
+    last one included. It is the L of FCT_PS, so that L / C is the time the link needs for the flow."""
+    return data_packets(size_bytes, mss_bytes) * frame_bytes
+
+
+def measured_load(sizes: Iterable[int], mss_bytes: int, capacity_pps: float, duration_s: float) -> float:
+    """The load the flows that arrived offered the bottleneck: their frames (DATA, SYN, FIN, each a slot of
+    the link shaped in packets per second) over the frames the link could carry in the run."""
+    slots = sum(data_packets(s, mss_bytes) + CONTROL_FRAMES_PER_FLOW for s in sizes)
+    return slots / (capacity_pps * duration_s)
+
+
+def join_receiver_times(flows: Sequence[dict], received: Sequence[dict], ip_of: dict[str, str]) -> None:
+    """Sets each sender's flow record's fct_recv_s: from its first SYN (sender's clock) to the arrival of its
+    last byte at the receiver (receiver's clock, the same machine), the FCT of the RCP papers.
+
+    Flows are matched on (sender address, flow id); flows[i]["host"] names the sender, ip_of its address. A flow
+    the receiver never completed gets None."""
+    last_byte = {(r["peer"].rsplit(":", 1)[0], r["flow_id"]): r.get("last_byte_unix_s") for r in received}
+    for f in flows:
+        t = last_byte.get((ip_of[f["host"]], f["flow_id"]))
+        f["fct_recv_s"] = t - f["start_unix_s"] if t is not None else None
+
+
+def max_min_shares(capacity: dict, paths: dict) -> dict:
+    """Max-min fair rates (water-filling): paths maps each flow to the links it crosses, capacity each link to
+    its rate. Every link's remaining capacity is split evenly among its unfrozen flows; the flows of the link
+    with the smallest such share are frozen at it, and so on."""
+    unknown = {link for links in paths.values() for link in links} - set(capacity)
+    if unknown:
+        raise ValueError(f"flows cross links with no capacity: {sorted(unknown)}")
+    share, left = {}, dict(capacity)
+    active = {f for f, links in paths.items() if links}
+    while active:
+        fair = {link: left[link] / sum(link in paths[f] for f in active)
+                for link in left if any(link in paths[f] for f in active)}
+        bottleneck = min(fair, key=fair.get)
+        for f in [f for f in active if bottleneck in paths[f]]:
+            share[f] = fair[bottleneck]
+            active.discard(f)
+            for link in paths[f]:
+                left[link] -= share[f]
+    return share
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A figure over several seeds: mean, smallest, largest, how many."""
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> "Spread | None":
+        values = [v for v in values if v is not None]
+        return cls(statistics.fmean(values), min(values), max(values), len(values)) if values else None
+
+    def format(self, spec: str) -> str:
+        if self.n == 1 or format(self.lo, spec) == format(self.hi, spec):
+            return format(self.mean, spec)
+        return f"{self.mean:{spec}} ({self.lo:{spec}}-{self.hi:{spec}})"

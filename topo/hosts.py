@@ -12,9 +12,10 @@ def recv(out: Path) -> list[str]:
     return [str(HOST_BINARY), "recv", "--out", str(out)]
 
 
-def long_flow(dst_ip: str, scheme: str, duration_s: float, out: Path, trace: Path) -> list[str]:
+def long_flow(dst_ip: str, scheme: str, duration_s: float, flow_id: int, out: Path, trace: Path) -> list[str]:
+    """The flow id also seeds the sender's controller (PCC's randomised trials)."""
     return [str(HOST_BINARY), "send", "--to", dst_ip, "--cc", scheme, "--duration", f"{duration_s:.3f}",
-            "--out", str(out), "--trace", str(trace)]
+            "--flow-id", str(flow_id), "--out", str(out), "--trace", str(trace)]
 
 
 def poisson(dst_ip: str, scheme: str, load: float, capacity_bps: float, sizes: str, duration_s: float,

@@ -143,6 +143,19 @@ class Network:
         thread.start()
         self.loops[switch_name], self._threads = loop, self._threads + [thread]
 
+    def set_initcwnd(self, host_names: list[str], segments: int) -> None:
+        """TCP's initial window on these hosts: their route to the other hosts gets initcwnd. Checked, since
+        the kernel ignores nothing loudly."""
+        for name in host_names:
+            node = self.net.get(name)
+            route = node.cmd("ip -4 route show proto kernel").strip().splitlines()
+            if len(route) != 1:
+                raise RuntimeError(f"{name}: expected one connected route, got {route}")
+            node.cmd(f"ip route change {route[0]} initcwnd {segments}")
+            now = node.cmd("ip -4 route show proto kernel").strip()
+            if f"initcwnd {segments}" not in now:
+                raise RuntimeError(f"{name}: could not set initcwnd {segments} on its route: {now!r}")
+
     def host(self, name: str):
         return self.net.get(name)
 

@@ -135,25 +135,29 @@ def switch_input_counts(network: Network) -> dict[str, tuple[int, int]]:
     return counts
 
 
-def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> dict:
-    """One scheme, one sweep point: returns the run's metadata (validity, CPU, paths)."""
+def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir, seed: int = 1) -> dict:
+    """One scheme, one sweep point, one seed: returns the run's metadata (validity, CPU, paths)."""
     out.root.mkdir(parents=True, exist_ok=True)
     topology = variant.topology
-    network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp).start()
+    scheme = exp.scheme(scheme_name)
+    network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp_overrides(scheme)).start()
     procs: list[subprocess.Popen] = []
-    meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme, "duration_s": exp.duration_s,
-            "load": variant.load, "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps
-                                                   for s, p in topology.bottlenecks},
+    meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
+            "duration_s": exp.duration_s, "load": variant.load,
+            "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
+            "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
             "problems": [], "events": []}
     monitor = None
     try:
+        if scheme.initcwnd is not None:
+            network.set_initcwnd(topology.senders, scheme.initcwnd)
         receivers = sorted({f.receiver for f in [*exp.long_flows, *exp.poisson]})
         for name in receivers:
             procs.append(network.host(name).popen(hosts.recv(out.recv(name))))
         time.sleep(0.5)
         before = switch_input_counts(network)
         monitor = Monitor(network.switch_pids(), host_pids=[p.pid for p in network.emulators]).start()
-        schedule = _schedule(exp, variant, scheme, out, topology)
+        schedule = _schedule(exp, variant, scheme.cc, seed, out, topology)
         base_C = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
         t0 = time.monotonic()
         senders = []
@@ -172,7 +176,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> d
                     procs.append(proc)
                     monitor.host_pids.append(proc.pid)
             running = sum(p.poll() is None for p, _ in senders)
-            _progress(f"[{exp.name}{' ' + variant.label if variant.label else ''} {scheme}] "
+            _progress(f"[{exp.name}{' ' + variant.label if variant.label else ''} {scheme.name} seed {seed}] "
                       f"{min(elapsed, exp.duration_s):5.1f}/{exp.duration_s:.0f} s, senders running {running}, "
                       f"cpu {monitor.samples[-1]['total_pct'] if monitor.samples else 0:3.0f}%")
             if elapsed >= exp.duration_s and (not schedule) and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
@@ -214,21 +218,24 @@ def run_scheme(exp: Experiment, variant: Variant, scheme: str, out: RunDir) -> d
     return meta
 
 
-def _schedule(exp: Experiment, variant: Variant, scheme: str, out: RunDir, topology) -> list:
-    """(time, what) sorted: host commands to start, and bandwidth scales to apply."""
+def _schedule(exp: Experiment, variant: Variant, cc: str, seed: int, out: RunDir, topology) -> list:
+    """(time, what) sorted: host commands to start, and bandwidth scales to apply.
+
+    The seed fixes the Poisson workloads and the long flows' ids, from which the senders seed their
+    controllers: every scheme of one seed sees the same flows."""
     items = []
-    for flow in exp.long_flows:
+    for i, flow in enumerate(exp.long_flows):
         stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
         ip = topology.hosts[flow.receiver].ip
-        items.append((flow.start_s, (flow.sender, hosts.long_flow(ip, scheme, stop - flow.start_s,
+        items.append((flow.start_s, (flow.sender, hosts.long_flow(ip, cc, stop - flow.start_s, 1000 * seed + i,
                                                                     out.flows(flow.sender), out.trace(flow.sender)),
                                      "long")))
     C = topology.switch(topology.bottlenecks[0][0]).ports[topology.bottlenecks[0][1]].capacity_bps
     for i, src in enumerate(exp.poisson):
         share = variant.load / len(exp.poisson)
         ip = topology.hosts[src.receiver].ip
-        items.append((0.0, (src.sender, hosts.poisson(ip, scheme, share, C, src.sizes, exp.duration_s,
-                                                      seed=1000 + i, out=out.flows(src.sender)), "poisson")))
+        items.append((0.0, (src.sender, hosts.poisson(ip, cc, share, C, src.sizes, exp.duration_s,
+                                                      seed=1000 * seed + i, out=out.flows(src.sender)), "poisson")))
     items += [(e.at_s, e.bottleneck_scale) for e in exp.events]
     return sorted(items, key=lambda item: item[0])
 
@@ -253,9 +260,10 @@ def run_experiment(exp: Experiment, results: Path) -> Path:
     shutil.copy(exp.source, root / exp.source.name)     # what ran, for --report
     runs = []
     for variant in exp.variants():
-        for scheme in exp.schemes:
-            sub = root / (f"{variant.label}/" if variant.label else "") / scheme
-            runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub))))
+        for seed in exp.seeds:       # seeds outermost: the schemes of one seed run close together in time
+            for scheme in exp.schemes:
+                sub = root / (f"{variant.label}/" if variant.label else "") / scheme / f"seed{seed}"
+                runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub), seed)))
     summary = write_report(exp, root, runs)
     print(summary)
     return root
@@ -272,7 +280,7 @@ def report_again(root: Path) -> str:
     present = {m["scheme"] for _, m in metas}
     declared = load_experiment(source).schemes
     schemes = [s for s in declared if s in present] + sorted(present - set(declared))
-    exp = load_experiment(source, schemes, first["duration_s"])
+    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}))
     variants = {v.label: v for v in exp.variants()}
     missing = {m["variant"] for _, m in metas} - set(variants)
     if missing:
@@ -299,11 +307,19 @@ def _port_in_use(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise ExperimentError(f"--seeds takes integers such as 1,2,3, got {text!r}") from None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m topo.run", description=__doc__.split("\n\n")[1])
     ap.add_argument("experiment", help="name in topo/experiments (e.g. default, fct, convergence) or a .toml path")
     ap.add_argument("--schemes", help="comma-separated subset, e.g. rcp,tcp")
     ap.add_argument("--duration", type=float, help="override duration_s")
+    ap.add_argument("--seeds", help="comma-separated seeds, e.g. 1,2,3 (override the experiment's seeds)")
     ap.add_argument("--out", default=str(ROOT / "results"))
     ap.add_argument("--report", action="store_true",
                     help="EXPERIMENT is a results/EXPERIMENT/TIMESTAMP directory: write its summary and plots "
@@ -320,7 +336,8 @@ def main(argv=None) -> int:
         path = resolve(args.experiment)
         members = suite_members(path) or [path]
         schemes = args.schemes.split(",") if args.schemes else None
-        experiments = [load_experiment(m, schemes, args.duration) for m in members]
+        seeds = _seeds(args.seeds) if args.seeds else None
+        experiments = [load_experiment(m, schemes, args.duration, seeds) for m in members]
         preflight()
     except (ExperimentError, ToolchainMissing, RuntimeError) as e:
         print(f"topo.run: {e}", file=sys.stderr)

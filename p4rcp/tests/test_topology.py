@@ -24,14 +24,36 @@ def test_routes_follow_shortest_paths_with_next_hop_macs():
     t = build_topology({"kind": "parking_lot", "bottlenecks": 2, "bottleneck_mbps": 10})
     s1, s2 = t.switch("s1"), t.switch("s2")
     routes = {r.prefix: r for r in t.routes("s1")}
-    r_long = t.hosts["r_long"]
+    r2 = t.hosts["r2"]
     to_s2 = next(p for p in s1.ports.values() if p.peer == "s2")
     s2_back = next(p for p in s2.ports.values() if p.peer == "s1")
-    assert routes[f"{r_long.ip}/32"].port == to_s2.number
-    assert routes[f"{r_long.ip}/32"].dst_mac == s2_back.mac
-    h_long = t.hosts["h_long"]
-    assert routes[f"{h_long.ip}/32"].port == h_long.port and routes[f"{h_long.ip}/32"].dst_mac == h_long.mac
+    assert routes[f"{r2.ip}/32"].port == to_s2.number
+    assert routes[f"{r2.ip}/32"].dst_mac == s2_back.mac
+    h1 = t.hosts["h1"]
+    assert routes[f"{h1.ip}/32"].port == h1.port and routes[f"{h1.ip}/32"].dst_mac == h1.mac
     assert len(routes) == len(t.hosts)
+
+
+def test_parking_lot_paths_cross_links_i_to_j():
+    t = build_topology({"kind": "parking_lot", "bottlenecks": 3, "bottleneck_mbps": [12, 6, 10], "rtt_ms": 40})
+    link = {i + 1: b for i, b in enumerate(t.bottlenecks)}
+    assert [t.switch(sw).ports[p].capacity_bps for sw, p in t.bottlenecks] == pytest.approx([12e6, 6e6, 10e6], rel=0.01)
+    assert t.path("h1", "r1") == [link[1]]
+    assert t.path("h1", "r3") == [link[1], link[2], link[3]]
+    assert t.path("h2", "r3") == [link[2], link[3]]
+    assert t.path("h3", "r3") == [link[3]]
+
+
+def test_bottleneck_queue_defaults_to_one_bdp():
+    # 15 Mb/s of 1078-byte frames = 1739 packets/s; 200 ms -> 348 packets
+    [(sw, port)] = (t := build_topology({"kind": "dumbbell", "pairs": 2, "rtt_ms": [100, 200],
+                                         "bottleneck_mbps": 15})).bottlenecks
+    assert t.switch(sw).ports[port].queue_depth_pkts == 348
+    # a small BDP keeps bmv2's 64; an explicit depth wins
+    small = build_topology({"kind": "dumbbell", "pairs": 1, "rtt_ms": 10, "bottleneck_mbps": 10})
+    assert [small.switch(s).ports[p].queue_depth_pkts for s, p in small.bottlenecks] == [64]
+    fixed = build_topology({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 15, "queue_packets": 20})
+    assert [fixed.switch(s).ports[p].queue_depth_pkts for s, p in fixed.bottlenecks] == [20]
 
 
 @pytest.mark.parametrize("params,message", [
@@ -39,6 +61,8 @@ def test_routes_follow_shortest_paths_with_next_hop_macs():
     ({"kind": "dumbbell", "pairs": 0, "bottleneck_mbps": 10}, "pairs must be a positive integer"),
     ({"kind": "dumbbell", "pairs": 2, "rtt_ms": [10], "bottleneck_mbps": 10}, "rtt_ms needs 2"),
     ({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": -1}, "bottleneck_mbps must be a positive"),
+    ({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 10, "queue_packets": "big"}, "queue_packets must be"),
+    ({"kind": "parking_lot", "bottlenecks": 2, "bottleneck_mbps": [10]}, "needs one positive rate or 2"),
 ])
 def test_bad_topologies_are_explained(params, message):
     with pytest.raises(TopologyError, match=message):

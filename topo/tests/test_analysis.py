@@ -1,6 +1,7 @@
 import pytest
 
-from topo.analysis import bin_fct, fct_ps, jain_index, log_bins, percentile, time_to_share
+from topo.analysis import (Spread, bin_fct, fct_ps, jain_index, join_receiver_times, log_bins, max_min_shares,
+                           measured_load, percentile, service_bytes, time_to_share)
 
 
 def test_fct_ps_hand_computed():
@@ -28,14 +29,15 @@ def test_log_bins_cover_sizes():
 
 
 def test_bin_fct_groups_and_ratios():
-    flows = [{"size_bytes": 1000, "fct_s": 0.2}, {"size_bytes": 5000, "fct_s": 0.4},
-             {"size_bytes": 20_000, "fct_s": 1.0}, {"size_bytes": 100_000, "fct_s": 3.0}]
-    rows = bin_fct(flows, [1e3, 1e4, 1e5], C_bps=8e6, rho=0.5, rtt_s=0.1)
+    flows = [{"size_bytes": 1000, "fct_s": 0.2, "ps_ratio": 1.0}, {"size_bytes": 5000, "fct_s": 0.4, "ps_ratio": 2.0},
+             {"size_bytes": 20_000, "fct_s": 1.0, "ps_ratio": 1.5}, {"size_bytes": 100_000, "fct_s": 3.0, "ps_ratio": 1.1}]
+    rows = bin_fct(flows, [1e3, 1e4, 1e5])
     assert [r["flows"] for r in rows] == [2, 2]
     assert rows[0]["mean_fct_s"] == pytest.approx(0.3) and rows[0]["max_fct_s"] == 0.4
-    # FCT_PS(1000) = 0.15 + 8000/4e6 = 0.152; FCT_PS(5000) = 0.15 + 0.01 = 0.16
-    assert rows[0]["mean_ratio_ps"] == pytest.approx((0.2 / 0.152 + 0.4 / 0.16) / 2)
+    assert rows[0]["mean_ratio_ps"] == pytest.approx(1.5)
     assert rows[1]["hi"] == 1e5 and rows[1]["max_fct_s"] == 3.0
+    by_packets = [dict(f, packets=f["size_bytes"] // 1000) for f in flows]     # 1, 5, 20, 100 packets
+    assert [r["flows"] for r in bin_fct(by_packets, [1, 10, 100], key="packets")] == [2, 2]
 
 
 def test_percentile_nearest_rank():
@@ -75,3 +77,40 @@ def test_time_to_share_smooths_noise_within_its_window():
 def test_time_to_share_rejects_a_zero_share():
     with pytest.raises(ValueError):
         time_to_share([(0.0, 1.0)], 0.0, 0.0)
+
+
+def test_receiver_fct_joins_on_sender_address_and_flow_id():
+    flows = [{"host": "h1", "flow_id": 7, "start_unix_s": 100.0, "fct_s": 0.9},
+             {"host": "h2", "flow_id": 7, "start_unix_s": 100.0, "fct_s": 0.9},     # same id, other sender
+             {"host": "h1", "flow_id": 8, "start_unix_s": 101.0, "fct_s": None}]
+    received = [{"peer": "10.0.0.2:40000", "flow_id": 7, "last_byte_unix_s": 100.5},
+                {"peer": "10.0.0.1:39999", "flow_id": 7, "last_byte_unix_s": 100.7},
+                {"peer": "10.0.0.1:39999", "flow_id": 8, "last_byte_unix_s": None}]
+    join_receiver_times(flows, received, {"h1": "10.0.0.1", "h2": "10.0.0.2"})
+    assert [f["fct_recv_s"] for f in flows] == [pytest.approx(0.7), pytest.approx(0.5), None]
+
+
+def test_load_and_bound_count_link_slots():
+    # 1 byte and 1000 bytes both take one 1078-byte slot; 1001 bytes take two
+    assert [service_bytes(s, 1000, 1078) for s in (1, 1000, 1001)] == [1078, 1078, 2156]
+    # 3 flows of 1, 25 and 100 packets + SYN + FIN each = 132 slots, over 1000 slots/s for 0.2 s
+    assert measured_load([1, 25_000, 100_000], 1000, 1000.0, 0.2) == pytest.approx(132 / 200)
+
+
+def test_max_min_shares_of_a_parking_lot():
+    # links 1..3 of 12, 6 and 10 Mb/s; A crosses all, B link 1, C links 2-3, D link 3
+    capacity = {1: 12.0, 2: 6.0, 3: 10.0}
+    paths = {"A": [1, 2, 3], "B": [1], "C": [2, 3], "D": [3]}
+    assert max_min_shares(capacity, paths) == pytest.approx({"A": 3.0, "B": 9.0, "C": 3.0, "D": 4.0})
+    # one link: an even split
+    assert max_min_shares({1: 9.0}, {"x": [1], "y": [1], "z": [1]}) == pytest.approx({"x": 3, "y": 3, "z": 3})
+    with pytest.raises(ValueError, match="no capacity"):
+        max_min_shares({1: 1.0}, {"x": [2]})
+
+
+def test_spread_over_seeds():
+    s = Spread.of([1.2, 1.4, None, 1.0])
+    assert (s.mean, s.lo, s.hi, s.n) == (pytest.approx(1.2), 1.0, 1.4, 3)
+    assert s.format(".2f") == "1.20 (1.00-1.40)"
+    assert Spread.of([0.5]).format(".2f") == "0.50"
+    assert Spread.of([None]) is None

@@ -36,6 +36,16 @@ def test_default_suite_is_fct_and_convergence():
     ('duration_s = 5\n', "missing key"),
     ('topology = "dumbbell"\nduration_s = 5\nschemes=["fixed:4"]\n[[long]]\nsender="h1"\nreceiver="r1"\n'
      '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "fixed:RATE"),
+    ('topology = "dumbbell"\nduration_s = 5\n[[long]]\nsender="h1"\nreceiver="r1"\n[[long]]\nsender="h1"\n'
+     'receiver="r2"\n[topology_params]\npairs=2\nbottleneck_mbps=10\n', "send more than one"),
+    ('topology = "dumbbell"\nduration_s = 5\nseeds = [1, 1]\n[[long]]\nsender="h1"\nreceiver="r1"\n'
+     '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "seeds must be distinct"),
+    ('topology = "dumbbell"\nduration_s = 5\nschemes = ["slow"]\n[scheme.slow]\ncc = "rcp"\ninitcwnd = 2\n'
+     '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n', "for tcp only"),
+    ('topology = "dumbbell"\nduration_s = 5\nschemes = ["x"]\n[scheme.x]\ncc = "xcp"\n'
+     '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n', "unknown cc"),
+    ('topology = "dumbbell"\nduration_s = 5\nschemes = ["x"]\n[scheme.x]\ncc = "rcp"\nrcp = {alpha = -1}\n'
+     '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n', "RCP parameters of x"),
 ])
 def test_bad_experiments_are_explained(tmp_path, text, message):
     path = tmp_path / "bad.toml"
@@ -54,3 +64,20 @@ def test_a_fixed_rate_scheme_is_accepted_for_calibration(tmp_path):
     path.write_text('topology = "dumbbell"\nduration_s = 5\nschemes=["fixed:8.5mbit"]\n[[long]]\nsender="h1"\n'
                     'receiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n')
     assert load_experiment(path).schemes == ["fixed:8.5mbit"]
+
+
+def test_named_schemes_set_rcp_gains_and_tcp_windows(tmp_path):
+    path = tmp_path / "named.toml"
+    path.write_text('topology = "dumbbell"\nduration_s = 5\nschemes = ["rcp", "rcp-papers", "tcp:reno", "reno-iw2"]\n'
+                    '[rcp]\nq0_bytes = 1000\n'
+                    '[scheme.rcp-papers]\ncc = "rcp"\nrcp = {alpha = 0.1, beta = 1.0}\n'
+                    '[scheme.reno-iw2]\ncc = "tcp:reno"\ninitcwnd = 2\n'
+                    '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n')
+    exp = load_experiment(path)
+    papers = exp.rcp_params(exp.scheme("rcp-papers"))
+    assert (papers.alpha, papers.beta, papers.q0_bytes) == (0.1, 1.0, 1000)      # the experiment's [rcp] too
+    assert exp.rcp_params(exp.scheme("rcp")).alpha == 0.4
+    assert exp.scheme("tcp:reno").cc == "tcp:reno" and exp.scheme("tcp:reno").initcwnd is None
+    assert "reno" in exp.scheme("tcp:reno").describe(papers) and "Linux's default" in exp.scheme("tcp").describe(papers)
+    assert "initial window 2 segments" in exp.scheme("reno-iw2").describe(papers)
+    assert "alpha 0.1, beta 1" in exp.scheme("rcp-papers").describe(papers)

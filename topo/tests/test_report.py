@@ -8,7 +8,7 @@ import pytest
 from topo.experiment import ExperimentError
 from topo.run import report_again
 from p4rcp.topology import load_topology
-from topo.report import _times_to_fair_share, summary_table
+from topo.report import _times_to_fair_share, aggregate, summary_table
 from p4rcp.toolchain import ROOT
 
 TOPOLOGY = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml")
@@ -36,16 +36,32 @@ def test_a_flow_that_never_settles_before_the_next_event_says_never():
     assert _times_to_fair_share(_run(events, {"a": stuck, "b": stuck}), TOPOLOGY, C) == [None, 0.0]
 
 
+def _m(seed=1, **figures):
+    return {"seed": seed, "valid": True, "problems": [], "done": 2, "flows": 2, **figures}
+
+
 def test_summary_has_a_settling_column_only_with_events():
-    row = {"valid": True, "problems": [], "done": 2, "flows": 2, "utilisation": 0.9}
-    plain = summary_table([("rcp", row)])
+    row = _m(utilisation=0.9)
+    plain = summary_table([("rcp", aggregate([row]))])
     assert "fair share" not in plain
-    table = summary_table([("rcp", {**row, "to_fair_share_s": [0.8, None]}), ("tcp", {**row, "valid": False,
-                                                                                      "problems": ["cpu"]})])
+    table = summary_table([("rcp", aggregate([{**row, "to_fair_share_s": [0.8, None]}])),
+                           ("tcp", aggregate([{**row, "valid": False, "problems": ["cpu"]}]))])
     header, _, rcp, tcp = table.splitlines()
     assert "to fair share after each event (s)" in header
     assert rcp.endswith("| 0.8 / never |")
-    assert "INVALID: cpu" in tcp and tcp.count("|") == header.count("|")
+    assert "INVALID: seed 1: cpu" in tcp and tcp.count("|") == header.count("|")
+
+
+def test_summary_gives_the_mean_and_range_over_valid_seeds():
+    runs = [_m(1, fct_ratio_ps=1.2, utilisation=0.9), _m(2, fct_ratio_ps=1.4, utilisation=0.9),
+            {**_m(3, fct_ratio_ps=9.9), "valid": False, "problems": ["input overrun"]}]
+    agg = aggregate(runs)
+    assert (agg["valid_runs"], agg["runs"], agg["done"], agg["problems"]) == (2, 3, 4, ["seed 3: input overrun"])
+    header, _, row = summary_table([("rcp", agg)]).splitlines()
+    cells = dict(zip(header.strip("| ").split(" | "), row.strip("| ").split(" | ")))
+    assert cells["valid runs"] == "2/3" and cells["flows done"] == "4/4"
+    assert cells["mean FCT / FCT_PS"] == "1.30 (1.20-1.40)" and cells["utilisation"] == "0.90"
+    assert "Jain" not in cells      # no run has one
 
 
 def test_throughput_counts_only_the_time_the_flows_shared_the_link():
@@ -65,10 +81,10 @@ def test_rtt_ratio_compares_the_shortest_and_longest_rtt_flows():
     flows = [{"host": "h2"}, {"host": "h1"}]           # h1: 10 ms, h2: 100 ms
     assert _rtt_ratio({"topology": mixed, "flows": flows}, [2000.0, 6000.0]) == 3.0
     assert _rtt_ratio({"topology": TOPOLOGY, "flows": flows}, [2000.0, 6000.0]) is None
-    table = summary_table([("rcp", {"valid": True, "problems": [], "done": 2, "flows": 2, "rtt_ratio": 3.0})])
+    table = summary_table([("rcp", aggregate([_m(rtt_ratio=3.0)]))])
     header, _, rcp = table.splitlines()
     assert "throughput short / long RTT" in header and rcp.endswith("| 3.00 |")
-    assert "short / long" not in summary_table([("rcp", {"valid": True, "problems": [], "done": 2, "flows": 2})])
+    assert "short / long" not in summary_table([("rcp", aggregate([_m()]))])
 
 
 def test_report_again_rebuilds_the_summary_from_a_results_directory(tmp_path):
@@ -81,7 +97,7 @@ def test_report_again_rebuilds_the_summary_from_a_results_directory(tmp_path):
                 "problems": [f"{scheme} broke"]}
         (run / "run.json").write_text(json.dumps(meta))
     text = report_again(tmp_path)
-    assert text.index("INVALID: rcp broke") < text.index("INVALID: tcp broke")   # the experiment's order
+    assert text.index("INVALID: seed 1: rcp broke") < text.index("INVALID: seed 1: tcp broke")   # the experiment's order
     assert (tmp_path / "summary.md").read_text() == text
     with pytest.raises(ExperimentError, match="no run.json"):
         report_again(tmp_path / "rtt_ms=10-50" / "missing")
