@@ -45,7 +45,7 @@ toolchain-archive:
 
 require-p4c:
 	@if [ -z "$(P4C_BM2_SS)" ] || [ -z "$(P4TEST)" ]; then \
-	  echo "make: p4c-bm2-ss / p4test not found on PATH or in /opt/p4/bin: install p4lang-p4c (see 'make deps')" >&2; \
+	  echo "make: p4c-bm2-ss / p4test not found on PATH or in /opt/p4/bin: run 'make deps' (it installs a toolchain archive or the p4lang packages, or says how), or 'make toolchain'" >&2; \
 	  exit 1; fi
 
 require-venv:
@@ -68,7 +68,7 @@ $(BUILD)/p4rcp_plain.json: $(P4_PROGRAM_FILES) | require-p4c
 # Front and mid end of p4c against the TNA include (the Tofino back end too where bf-p4c exists).
 check-tna:
 	@if [ ! -f "$(TNA_INCLUDE)/tna.p4" ]; then \
-	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (p4c's backends/tofino/bf-p4c/p4include, or \$$SDE_INSTALL/share/p4c/p4include)"; \
+	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (p4c's backends/tofino/bf-p4c/p4include, which 'make deps' and 'make toolchain' install in /opt/p4-tofino-include, or \$$SDE_INSTALL/share/p4c/p4include)"; \
 	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in /opt/p4/bin"; \
 	else set -e; \
 	  echo "p4test -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4"; \

@@ -204,7 +204,8 @@ def install(archive: Path, host: Host) -> None:
         if failed:
             raise ArchiveError(f"{bindir / program} {arg} does not run ({failed}) after installing "
                                f"{archive.name}:\n{tail(output)}")
-        say(f"{program} {arg}: OK {output.strip().splitlines()[0] if output.strip() else ''}")
+        lines = output.strip().splitlines()
+        say(f"{program} {arg}: OK {next((l for l in lines if re.search(r'[0-9]', l)), lines[0] if lines else '')}")
 
 
 # ---- packing -------------------------------------------------------------------------------
