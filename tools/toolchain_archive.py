@@ -205,7 +205,7 @@ def install(archive: Path, host: Host) -> None:
             raise ArchiveError(f"{bindir / program} {arg} does not run ({failed}) after installing "
                                f"{archive.name}:\n{tail(output)}")
         lines = output.strip().splitlines()
-        say(f"{program} {arg}: OK {next((l for l in lines if re.search(r'[0-9]', l)), lines[0] if lines else '')}")
+        say(f"{program} {arg}: OK {next((l for l in lines if re.search(r'\d\.\d', l)), lines[0] if lines else '')}")
 
 
 # ---- packing -------------------------------------------------------------------------------
