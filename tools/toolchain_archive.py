@@ -205,7 +205,8 @@ def install(archive: Path, host: Host) -> None:
             raise ArchiveError(f"{bindir / program} {arg} does not run ({failed}) after installing "
                                f"{archive.name}:\n{tail(output)}")
         lines = output.strip().splitlines()
-        say(f"{program} {arg}: OK {next((l for l in lines if re.search(r'\d\.\d', l)), lines[0] if lines else '')}")
+        shown = next((line for line in lines if re.search(r"\d\.\d", line)), lines[0] if lines else "")
+        say(f"{program} {arg}: OK {shown}")
 
 
 # ---- packing -------------------------------------------------------------------------------
