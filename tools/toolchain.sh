@@ -90,7 +90,7 @@ step() {
     local took=$((SECONDS - start))
     if [ "$status" != 0 ]; then
         printf 'FAILED after %s\n' "$(minutes $took)"
-        tail -n 25 "$log" | sed 's/^/    /' >&2
+        grep -v '^+' "$log" | tail -n 25 | sed 's/^/    /' >&2  # without set -x's trace
         say "$name failed (exit $status); its whole output is in $log" >&2
         exit 1
     fi
