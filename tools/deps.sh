@@ -76,7 +76,7 @@ p4lang_repo_url() {
 # Installs an archive of `make toolchain-archive` (tools/toolchain_archive.py says what that checks).
 install_toolchain_archive() {
     say "installing the P4 toolchain archive $1"
-    "$SYSTEM_PYTHON" tools/toolchain_archive.py install "$1" || {
+    as_root "$SYSTEM_PYTHON" tools/toolchain_archive.py install "$1" || {
         echo "[deps] ERROR: the P4 toolchain archive $1 did not install (see above)" >&2
         exit 1
     }

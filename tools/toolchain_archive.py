@@ -69,11 +69,8 @@ class Host:
 
     def system_tag(self) -> str:
         if self.system is None:
-            release = dict(line.rstrip("\n").split("=", 1) for line in open("/etc/os-release") if "=" in line)
-            distribution = release["ID"].strip('"') + release["VERSION_ID"].strip('"')
-            arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True,
-                                  check=True).stdout.strip()
-            self.system = f"{distribution}-{arch}"
+            release = os_release()
+            self.system = f"{release['ID']}{release['VERSION_ID']}-{dpkg_architecture()}"
         return self.system
 
     def missing_packages(self, names: list[str]) -> list[str]:
@@ -93,6 +90,15 @@ class Host:
         still = self.missing_packages(names)
         if still:
             raise ArchiveError(f"Debian runtime packages still missing after apt-get install: {' '.join(still)}")
+
+
+def os_release() -> dict[str, str]:
+    with open("/etc/os-release") as f:
+        return {k: v.strip('"') for k, v in (line.rstrip("\n").split("=", 1) for line in f if "=" in line)}
+
+
+def dpkg_architecture() -> str:
+    return subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def tail(text: str, lines: int = 15) -> str:
@@ -257,11 +263,11 @@ def program_version(program: Path, pattern: str) -> str:
     return match[1]
 
 
-def os_title(arch: str) -> str:
-    release = dict(line.rstrip("\n").split("=", 1) for line in open("/etc/os-release") if "=" in line)
-    name = release["NAME"].strip('"').split()[0]
-    codename = release.get("VERSION_CODENAME", "").strip('"')
-    return f"{name} {release['VERSION_ID'].strip(chr(34))}{f' ({codename})' if codename else ''}, {arch}"
+def os_title() -> str:
+    """This system as the manifest's title names it, e.g. "Debian 12 (bookworm), amd64"."""
+    release = os_release()
+    codename = f" ({release['VERSION_CODENAME']})" if release.get("VERSION_CODENAME") else ""
+    return f"{release['NAME'].split()[0]} {release['VERSION_ID']}{codename}, {dpkg_architecture()}"
 
 
 def manifest_text(record: dict, title: str, packages: list[str], built: str) -> str:
@@ -314,7 +320,6 @@ def pack(build: Path, out: Path) -> Path:
     bmv2 = program_version(prefix / "bin" / "simple_switch", r"^(\d+\.\d+\.\d+)")
     p4c = program_version(prefix / "bin" / "p4c", r"p4c (\d+(?:\.\d+)+)")
     system = Host().system_tag()
-    arch = system.rsplit("-", 1)[1]
     variant = "" if record["bmv2_variant"] == "speed" else f"-{record['bmv2_variant']}"
     name = f"p4-toolchain-bmv2-{bmv2}{variant}-p4c-{p4c}-{system}.tar.zst"
 
@@ -322,7 +327,7 @@ def pack(build: Path, out: Path) -> Path:
     packages = runtime_packages(prefix)
     (prefix / RUNTIME_PACKAGES).write_text("\n".join(packages) + "\n")
     built = datetime.datetime.fromtimestamp(record_file.stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d")
-    (prefix / MANIFEST).write_text(manifest_text(record, os_title(arch), packages, built))
+    (prefix / MANIFEST).write_text(manifest_text(record, os_title(), packages, built))
 
     out.mkdir(parents=True, exist_ok=True)
     archive = out / name
