@@ -185,6 +185,11 @@ finish_prefix() {
     # PI installs an empty google/__init__.py next to its google.rpc modules: a regular
     # package that would hide Debian's google.protobuf from anyone who adds that folder.
     as_root find "$PREFIX/lib" -path '*-packages/google/__init__.py' -delete -print
+    # The scripts (p4c, simple_switch_CLI, ...) run with Debian's python3, which has the Debian
+    # packages they import (python3-thrift, ...), whatever python3 comes first on a user's PATH.
+    grep -l '^#!/usr/bin/env python3' "$PREFIX"/bin/* |
+        as_root xargs -r sed -i "1s|^#!/usr/bin/env python3\$|#!$PYTHON|"
+    head -qn 1 "$PREFIX"/bin/* | grep -a '^#!' | sort | uniq -c
     # Smaller archive, same behaviour: no debug symbols (bmv2's logging is a configure choice).
     local f
     while IFS= read -r -d '' f; do
@@ -233,4 +238,4 @@ step p4c-build      lock build_p4c
 step tna-include    open install_tna_include "$TNA_INCLUDE"
 step finish         open finish_prefix "$PREFIX" "$VARIANT"
 record_build
-say "done: $(PATH=$PREFIX/bin simple_switch --version), $(PATH=$PREFIX/bin p4c --version); 'make toolchain-archive' packs it"
+say "done: simple_switch $("$PREFIX"/bin/simple_switch --version), $("$PREFIX"/bin/p4c --version); 'make toolchain-archive' packs it"
