@@ -210,6 +210,7 @@ record_build() {
 import json, sys
 record = {
     "bmv2_variant": "$VARIANT",
+    "jobs": $JOBS,
     "prefix": "$PREFIX",
     "tna_include": "$TNA_INCLUDE",
     "sources": [dict(zip(("repository", "commit", "unpacked_to"), line.split()))

@@ -275,15 +275,18 @@ def manifest_text(record: dict, title: str, packages: list[str], built: str) -> 
     options = "\n".join(f"- {part}: `{line}`" for part, line in record["configured_with"].items())
     times = ", ".join(f"{step} {seconds // 60}m{seconds % 60:02d}s" for step, seconds in record["step_seconds"].items())
     scripts = "; ".join(f"{p} ({why})" for p, why in SCRIPT_PACKAGES.items())
-    variant = ("speed build: bmv2's logging macros and event logger compiled out, so --log-console and "
+    variant = ("speed build: its logging macros and event logger are compiled out, so --log-console and "
                "--log-file print nothing" if record["bmv2_variant"] == "speed" else
-               "debug build: bmv2 with its logging (--log-console, --log-file)")
+               "debug build: its logging (--log-console, --log-file) is compiled in")
+    prefix = record["prefix"].lstrip("/")
     return f"""# P4 toolchain for p4rcp — {title}
 
-Built by p4rcp's `make toolchain` on {built}; packed by `make toolchain-archive`.
-bmv2 is the {variant}. Unpack at / (it holds {record['prefix'].lstrip('/')} and
-{record['tna_include'].lstrip('/')}) after installing the Debian packages listed in
-{record['prefix'].lstrip('/')}/{RUNTIME_PACKAGES}, then run ldconfig; `make deps` does all of this.
+Built by p4rcp's `make toolchain` on {built} and packed by `make toolchain-archive`.
+Unpack at / (it holds {prefix} and {record['tna_include'].lstrip('/')}) after installing
+the Debian packages listed in {prefix}/{RUNTIME_PACKAGES}, then run ldconfig;
+`make deps` does all of this and runs each program once.
+
+bmv2 is the {variant}.
 
 ## Sources (tools/toolchain-sources.txt)
 
@@ -302,7 +305,7 @@ tna.p4 and its includes (tofino-p4include) are copied to {record['tna_include']}
 ldd of every ELF file in the prefix, each library's package by dpkg -S, and what the scripts
 run: {scripts}. The list is in {RUNTIME_PACKAGES}.
 
-## Build time
+## Build time ({record['jobs']} parallel jobs)
 
 {times}
 """

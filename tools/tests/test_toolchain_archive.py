@@ -202,7 +202,7 @@ def test_packed_archive_installs(tmp_path, capsys):
     build = tmp_path / "build"
     build.mkdir()
     (build / "toolchain-build.json").write_text(ta.json.dumps({
-        "bmv2_variant": "speed", "prefix": str(prefix), "tna_include": str(tna),
+        "bmv2_variant": "speed", "jobs": 2, "prefix": str(prefix), "tna_include": str(tna),
         "sources": [{"repository": "p4c", "commit": "32893b7e879db9e1c368d3568d41cb3d20c034d0",
                      "unpacked_to": "p4c"}],
         "configured_with": {"p4c": "cmake -DENABLE_BMV2=ON"}, "step_seconds": {"p4c-build": 600}}))
@@ -212,7 +212,7 @@ def test_packed_archive_installs(tmp_path, capsys):
     manifest = (prefix / ta.MANIFEST).read_text()
     assert ta.system_of_manifest(manifest) == this_system
     assert "| p4c | 32893b7e879db9e1c368d3568d41cb3d20c034d0 | p4c |" in manifest
-    assert "p4c-build 10m00s" in manifest
+    assert "## Build time (2 parallel jobs)\n\np4c-build 10m00s" in manifest
     assert "liblzma5" in (prefix / ta.RUNTIME_PACKAGES).read_text().split()
 
     root = tmp_path / "root"
