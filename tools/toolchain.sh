@@ -85,7 +85,9 @@ step() {
     fi
     printf '[toolchain] %-16s log %s ... ' "$name" "$log"
     local start=$SECONDS status=0
-    ( set -euxo pipefail; "${@:3}" ) >"$log" 2>&1 || status=$?
+    # In the background: bash ignores set -e inside a subshell whose status `||` tests.
+    ( set -euxo pipefail; "${@:3}" ) >"$log" 2>&1 &
+    wait $! || status=$?
     exec 9>&-
     local took=$((SECONDS - start))
     if [ "$status" != 0 ]; then
