@@ -189,7 +189,7 @@ finish_prefix() {
     as_root find "$PREFIX/lib" -path '*-packages/google/__init__.py' -delete -print
     # The scripts (p4c, simple_switch_CLI, ...) run with Debian's python3, which has the Debian
     # packages they import (python3-thrift, ...), whatever python3 comes first on a user's PATH.
-    grep -l '^#!/usr/bin/env python3' "$PREFIX"/bin/* |
+    { grep -l '^#!/usr/bin/env python3' "$PREFIX"/bin/* || true; } |
         as_root xargs -r sed -i "1s|^#!/usr/bin/env python3\$|#!$PYTHON|"
     head -qn 1 "$PREFIX"/bin/* | grep -a '^#!' | sort | uniq -c
     # Smaller archive, same behaviour: no debug symbols (bmv2's logging is a configure choice).
