@@ -16,8 +16,8 @@
 #   TOOLCHAIN_LOCK         a file each compile step holds with flock(1) while it runs (optional)
 #
 # Each step prints one line with its elapsed time, writes its whole output to a log it
-# names, stops the build at the first failure, and is skipped when run again unless
-# what it would run changed (its stamp in $TOOLCHAIN_BUILD/stamps records that).
+# names, stops the build at the first failure, and is skipped when run again unless its
+# command line changed (its stamp in $TOOLCHAIN_BUILD/stamps holds it; delete the stamp to redo it).
 set -euo pipefail
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 PINS=$TOOLS/toolchain-sources.txt
