@@ -174,7 +174,6 @@ def install(archive: Path, host: Host) -> None:
     archive = archive.resolve()
     if not archive.is_file():
         raise ArchiveError(f"{archive} does not exist")
-    check_sha256(archive)
     here = host.system_tag()
     named = system_of_name(archive)
     if named is None:
@@ -183,6 +182,7 @@ def install(archive: Path, host: Host) -> None:
     if named != here:
         raise ArchiveError(f"{archive.name} was built for {named}; this machine is {here}: "
                            f"use an archive built for {here}, or build one with 'make toolchain'")
+    check_sha256(archive)
     prefix, manifest, packages = read_metadata(archive)
     if system_of_manifest(manifest) != here:
         raise ArchiveError(f"{archive.name}'s manifest says it was built for {system_of_manifest(manifest)}; "
