@@ -11,7 +11,7 @@ P4TEST := $(call find_tool,p4test)
 PY := .venv/bin/python
 BUILD := build
 P4_MAIN := p4src/targets/v1model/p4rcp.p4
-P4_SOURCES := $(shell find p4src/shared p4src/targets/v1model -name '*.p4')
+P4_PROGRAM_FILES := $(shell find p4src/shared p4src/targets/v1model -name '*.p4')
 P4C_FLAGS := --std p4-16 --arch v1model
 EXP ?= default
 # Architecture includes of the hardware ports; never copied into the project.
@@ -20,14 +20,32 @@ SUME_INCLUDE ?= $(if $(SUME_SDNET),$(SUME_SDNET)/data/p4include,/opt/p4-sume-inc
 BF_P4C := $(call find_tool,bf-p4c)
 
 .PHONY: deps build build-plain test ptf run bench bench-dataplane bench-control bench-hosts \
-        hosts clean require-p4c require-venv check-tna check-sume
+        hosts clean require-p4c require-venv check-tna check-sume toolchain toolchain-archive
+
+# The P4 toolchain: `make deps` installs an archive of it (P4_TOOLCHAIN_ARCHIVE=FILE, else the newest
+# one for this system in P4_TOOLCHAIN_DIR) or the p4lang packages; `make toolchain` builds it from
+# the sources pinned in tools/toolchain-sources.txt (P4_SOURCES=DIR: local clones of them),
+# `make toolchain-archive` packs it into TOOLCHAIN_ARCHIVE_OUT for the other machines.
+P4_TOOLCHAIN_DIR ?= ../shared/toolchain
+TOOLCHAIN_BMV2 ?= speed
+TOOLCHAIN_PREFIX ?= /opt/p4
+TOOLCHAIN_TNA_INCLUDE ?= /opt/p4-tofino-include
+TOOLCHAIN_BUILD ?= toolchain-build
+TOOLCHAIN_ARCHIVE_OUT ?= $(TOOLCHAIN_BUILD)
 
 deps:
-	tools/deps.sh
+	P4_TOOLCHAIN_ARCHIVE='$(P4_TOOLCHAIN_ARCHIVE)' P4_TOOLCHAIN_DIR='$(P4_TOOLCHAIN_DIR)' tools/deps.sh
+
+toolchain:
+	P4_SOURCES='$(P4_SOURCES)' TOOLCHAIN_BMV2='$(TOOLCHAIN_BMV2)' TOOLCHAIN_PREFIX='$(TOOLCHAIN_PREFIX)' \
+	  TOOLCHAIN_TNA_INCLUDE='$(TOOLCHAIN_TNA_INCLUDE)' TOOLCHAIN_BUILD='$(TOOLCHAIN_BUILD)' tools/toolchain.sh
+
+toolchain-archive:
+	/usr/bin/python3 tools/toolchain_archive.py pack --build '$(TOOLCHAIN_BUILD)' --out '$(TOOLCHAIN_ARCHIVE_OUT)'
 
 require-p4c:
 	@if [ -z "$(P4C_BM2_SS)" ] || [ -z "$(P4TEST)" ]; then \
-	  echo "make: p4c-bm2-ss / p4test not found on PATH or in /opt/p4/bin: install p4lang-p4c (see 'make deps')" >&2; \
+	  echo "make: p4c-bm2-ss / p4test not found on PATH or in /opt/p4/bin: run 'make deps' (it installs a toolchain archive or the p4lang packages, or says how), or 'make toolchain'" >&2; \
 	  exit 1; fi
 
 require-venv:
@@ -35,7 +53,7 @@ require-venv:
 
 build: $(BUILD)/p4rcp.json
 
-$(BUILD)/p4rcp.json: $(P4_SOURCES) | require-p4c
+$(BUILD)/p4rcp.json: $(P4_PROGRAM_FILES) | require-p4c
 	@mkdir -p $(BUILD)
 	$(P4TEST) $(P4C_FLAGS) $(P4_MAIN)
 	$(P4C_BM2_SS) $(P4C_FLAGS) -o $@ --p4runtime-files $(BUILD)/p4rcp.p4info.txtpb $(P4_MAIN)
@@ -43,14 +61,14 @@ $(BUILD)/p4rcp.json: $(P4_SOURCES) | require-p4c
 # The same program without the RCP control: the baseline of bench-dataplane.
 build-plain: $(BUILD)/p4rcp_plain.json
 
-$(BUILD)/p4rcp_plain.json: $(P4_SOURCES) | require-p4c
+$(BUILD)/p4rcp_plain.json: $(P4_PROGRAM_FILES) | require-p4c
 	@mkdir -p $(BUILD)
 	$(P4C_BM2_SS) $(P4C_FLAGS) -DWITHOUT_RCP -o $@ $(P4_MAIN)
 
 # Front and mid end of p4c against the TNA include (the Tofino back end too where bf-p4c exists).
 check-tna:
 	@if [ ! -f "$(TNA_INCLUDE)/tna.p4" ]; then \
-	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (p4c's backends/tofino/bf-p4c/p4include, or \$$SDE_INSTALL/share/p4c/p4include)"; \
+	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (p4c's backends/tofino/bf-p4c/p4include, which 'make deps' and 'make toolchain' install in /opt/p4-tofino-include, or \$$SDE_INSTALL/share/p4c/p4include)"; \
 	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in /opt/p4/bin"; \
 	else set -e; \
 	  echo "p4test -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4"; \

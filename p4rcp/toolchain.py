@@ -14,7 +14,7 @@ BUILD_DIR = ROOT / "build"
 BUILD_JSON = BUILD_DIR / "p4rcp.json"
 BUILD_P4INFO = BUILD_DIR / "p4rcp.p4info.txtpb"
 BUILD_PLAIN_JSON = BUILD_DIR / "p4rcp_plain.json"
-INSTALL_HINT = ("install the p4lang-p4c and p4lang-bmv2 packages ('make deps' says how), "
+INSTALL_HINT = ("run 'make deps' (it installs a toolchain archive or the p4lang packages, or says how), "
                 f"or put the binaries on PATH or in {TOOLCHAIN_DIR}")
 
 

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # `make deps`: install what p4rcp needs from the package registries.
-# Idempotent. Never builds p4c or bmv2; where they are missing it installs the
-# official p4lang packages if their repository serves this distribution and
-# answers quickly, and otherwise ends with a warning naming what to install.
+# Idempotent. Never builds p4c or bmv2; where they are missing it installs, in this order:
+# the toolchain archive P4_TOOLCHAIN_ARCHIVE=FILE; else the newest archive for this
+# distribution and architecture in P4_TOOLCHAIN_DIR (default ../shared/toolchain); else the
+# official p4lang packages if their repository serves this distribution and answers quickly;
+# and otherwise ends with a warning naming these ways and `make toolchain`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES=(mininet ethtool iproute2 psmisc tcpdump python3-venv python3-pip procps)
+DEBIAN_PACKAGES=(mininet ethtool iproute2 psmisc tcpdump python3-venv python3-pip procps zstd)
+P4_TOOLCHAIN_ARCHIVE=${P4_TOOLCHAIN_ARCHIVE:-}
+P4_TOOLCHAIN_DIR=${P4_TOOLCHAIN_DIR:-../shared/toolchain}
 P4_PACKAGES=(p4lang-p4c p4lang-bmv2)
 P4_REPO_TIMEOUT=5
 VENV=.venv
@@ -69,11 +73,30 @@ p4lang_repo_url() {
     esac
 }
 
+# Installs an archive of `make toolchain-archive` (tools/toolchain_archive.py says what that checks).
+install_toolchain_archive() {
+    say "installing the P4 toolchain archive $1"
+    as_root "$SYSTEM_PYTHON" tools/toolchain_archive.py install "$1" || {
+        echo "[deps] ERROR: the P4 toolchain archive $1 did not install (see above)" >&2
+        exit 1
+    }
+}
+
 install_toolchain() {
-    local missing url
+    local missing url archive
     missing=$(toolchain_missing)
     if [ -z "$missing" ]; then
         say "P4 toolchain found: $(PATH="$PATH:/opt/p4/bin" command -v p4c), $(PATH="$PATH:/opt/p4/bin" command -v simple_switch)"
+        [ -z "$P4_TOOLCHAIN_ARCHIVE" ] || say "P4_TOOLCHAIN_ARCHIVE=$P4_TOOLCHAIN_ARCHIVE not installed: a toolchain is there"
+        return
+    fi
+    if [ -n "$P4_TOOLCHAIN_ARCHIVE" ]; then
+        install_toolchain_archive "$P4_TOOLCHAIN_ARCHIVE"
+        return
+    fi
+    archive=$("$SYSTEM_PYTHON" tools/toolchain_archive.py select "$P4_TOOLCHAIN_DIR")
+    if [ -n "$archive" ]; then
+        install_toolchain_archive "$archive"
         return
     fi
     url=$(p4lang_repo_url)
@@ -87,17 +110,20 @@ install_toolchain() {
     fi
     local why
     if [ -n "$url" ]; then
-        why="The p4lang package repository $url did not answer within ${P4_REPO_TIMEOUT} s."
+        why="the p4lang package repository $url did not answer within ${P4_REPO_TIMEOUT} s."
     else
-        why="The p4lang package repository does not serve $(. /etc/os-release; echo "$PRETTY_NAME")."
+        why="the p4lang package repository does not serve $(. /etc/os-release; echo "$PRETTY_NAME")."
     fi
     cat >&2 <<WARN
 [deps] WARNING: the P4 toolchain is missing: $missing
 [deps]   p4rcp needs p4c (with p4test and the bmv2 back end) and bmv2's simple_switch and
-[deps]   simple_switch_CLI, on PATH or under /opt/p4/bin.
-[deps]   $why
-[deps]   Install the packages ${P4_PACKAGES[*]} (see github.com/p4lang/p4c, "Installing packages"),
-[deps]   or build p4c and behavioral-model from source with --prefix=/opt/p4.
+[deps]   simple_switch_CLI, on PATH or under /opt/p4/bin. Three ways to install them:
+[deps]   1. make deps P4_TOOLCHAIN_ARCHIVE=FILE: an archive of 'make toolchain-archive' (built elsewhere);
+[deps]   2. such an archive for this distribution and architecture in P4_TOOLCHAIN_DIR=$P4_TOOLCHAIN_DIR
+[deps]      ($(realpath -m "$P4_TOOLCHAIN_DIR")): there is none;
+[deps]   3. the p4lang packages ${P4_PACKAGES[*]}: $why
+[deps]   Or build it here from pinned sources: make toolchain (about 40 minutes on 2 cores;
+[deps]   P4_SOURCES=DIR for local clones), then make toolchain-archive for the other machines.
 [deps]   Until then make build / make run stop, and the tests that need them are skipped.
 WARN
 }
