@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import threading
 from dataclasses import dataclass, field
@@ -50,6 +51,23 @@ class MininetTopo(Topo):
                 self.addLink(link.a, link.b, port2=link.b_port)
 
 
+MIN_RING_FRAMES = 1000    # per switch interface: 100 ms of input at 10 kpps
+
+
+def check_receive_rings(pids) -> None:
+    """Every packet socket of these simple_switch processes has a receive ring of MIN_RING_FRAMES or more
+    (`ss` reports the rings of packet sockets); otherwise bmv2 would drop input on short stalls."""
+    out = subprocess.run(["ss", "-0", "-e", "-p", "-n"], capture_output=True, text=True, check=True).stdout
+    pids = {str(p) for p in pids}
+    for entry in re.split(r"\n(?=\S)", out):
+        owner = re.search(r"pid=(\d+)", entry)
+        ring = re.search(r"ring_rx\(.*?frm_nr:(\d+)", entry, re.S)
+        if owner and owner.group(1) in pids and ring and int(ring.group(1)) < MIN_RING_FRAMES:
+            where = entry.split()[3]
+            raise RuntimeError(f"simple_switch {owner.group(1)} reads {where} through a ring of {ring.group(1)} "
+                               f"frames (< {MIN_RING_FRAMES}): were offloads on when it started?")
+
+
 def emulator_name(host: str) -> str:
     return f"d{host}"
 
@@ -84,13 +102,20 @@ class Network:
         self.net = Mininet(topo=topo, host=Host, controller=None, autoSetMacs=False, build=False)
         try:
             self.net.build()
-            self.net.start()
-            for host in self.topology.hosts.values():
-                self._prepare_host(self.net.get(host.name))
+            # Before simple_switch opens its interfaces: libpcap sizes bmv2's receive ring (2 MiB) by the
+            # largest frame an interface can deliver. With segmentation offloads on that is 64 KiB, and the
+            # ring holds 32 frames, about 8 ms of traffic; bmv2 then dropped input whenever its receive thread
+            # waited that long for a CPU ("input overrun", a quarter of the runs until session 4). Offloads
+            # off and the hosts' MTU give 1821 frames.
             for sw in self.net.switches:
                 for intf in sw.intfList():
                     if intf.name != "lo":
                         no_offloads(intf.name)
+                        subprocess.run(["ip", "link", "set", "dev", intf.name, "mtu", str(self._mtu)], check=True)
+            self.net.start()
+            check_receive_rings(self.switch_pids().values())
+            for host in self.topology.hosts.values():
+                self._prepare_host(self.net.get(host.name))
             for link in self.topology.links:
                 if link.a in self.topology.hosts and (link.delay_ms or link.loss_pct):
                     self._start_emulator(link)
@@ -107,6 +132,10 @@ class Network:
             raise
         return self
 
+    @property
+    def _mtu(self) -> int:
+        return self.topology.data_frame_bytes - ETHERNET_HEADER_BYTES
+
     def _prepare_host(self, node) -> None:
         """No offloads, no IPv6 chatter, static ARP: every other host is reached
         through the switch port's MAC."""
@@ -114,7 +143,7 @@ class Network:
         no_offloads(intf, node)
         # The largest frame is the data frame of the UDP transport for every scheme: bmv2 shapes in
         # packets/s, so TCP's 1514-byte frames would get 40% more capacity than the others' 1078.
-        node.cmd(f"ip link set dev {intf} mtu {self.topology.data_frame_bytes - ETHERNET_HEADER_BYTES}")
+        node.cmd(f"ip link set dev {intf} mtu {self._mtu}")
         node.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
         me = self.topology.hosts[node.name]
         gateway_mac = self.topology.switches[me.switch].ports[me.port].mac
