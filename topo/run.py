@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import signal
 import socket
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from topo.report import write_report
 CPU_SATURATED_PCT = 95.0        # total CPU, all cores
 SWITCH_SATURATED_PCT = 95.0     # one simple_switch, of one core
 SATURATED_SAMPLE_SHARE = 0.10   # share of samples above those
+OTHER_WORK_PCT = 20.0           # processes that are not this run's, in % of one core: the machine is shared
 INPUT_DROP_SHARE = 0.001        # frames the kernel delivered but bmv2 never read
 GRACE_S = 20.0                  # for senders to finish after the last flow's end
 CPU_SAMPLE_S = 0.5
@@ -54,15 +57,20 @@ class RunDir:
 
 @dataclass
 class Monitor:
-    """Samples CPU (total and per process) and tracks the processes it is told about."""
+    """Samples CPU (total, stolen by the hypervisor, per process) and the frames each switch has not read yet,
+    and tracks the processes it is told about."""
     switch_pids: dict[str, int]
+    unread: Callable[[], dict[str, int]] = dict     # per switch: frames the kernel delivered, minus those bmv2 read
     samples: list[dict] = field(default_factory=list)
     host_pids: list[int] = field(default_factory=list)
     _host_procs: dict[int, psutil.Process] = field(default_factory=dict)
+    _other_procs: dict[int, psutil.Process] = field(default_factory=dict)
+    other_work: dict[str, int] = field(default_factory=dict)    # name -> samples in which it was busy
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> "Monitor":
         psutil.cpu_percent()
+        psutil.cpu_times_percent()
         self._procs = {name: psutil.Process(pid) for name, pid in self.switch_pids.items()}
         for proc in self._procs.values():
             proc.cpu_percent()
@@ -72,13 +80,16 @@ class Monitor:
 
     def _run(self):
         while not self._stop.wait(CPU_SAMPLE_S):
-            sample = {"time": time.time(), "total_pct": psutil.cpu_percent()}
+            sample = {"time": time.time(), "total_pct": psutil.cpu_percent(),
+                      "steal_pct": psutil.cpu_times_percent().steal}
             for name, proc in self._procs.items():
                 try:
                     sample[f"{name}_pct"] = proc.cpu_percent()
                 except psutil.Error:
                     sample[f"{name}_pct"] = None
             sample["hosts_pct"] = self._hosts_pct()
+            sample["other_pct"] = self._others_pct()
+            sample.update({f"{name}_unread": n for name, n in self.unread().items()})
             self.samples.append(sample)
 
     def _hosts_pct(self) -> float:
@@ -98,15 +109,48 @@ class Monitor:
                 self._host_procs.pop(pid, None)
         return total
 
+    def _others_pct(self) -> float:
+        """CPU of user processes that are not this run's (the runner and everything it started), in % of a
+        core: other work on the machine competes with the emulation. Kernel threads count as the run's (they
+        carry its packets)."""
+        ours = {os.getpid(), *(p.pid for p in psutil.Process().children(recursive=True))}
+        total = 0.0
+        for proc in psutil.process_iter(["ppid"]):
+            if proc.pid in ours or proc.pid == 2 or proc.info["ppid"] == 2:
+                continue
+            known = self._other_procs.setdefault(proc.pid, proc)
+            try:
+                pct = known.cpu_percent()
+                if pct >= OTHER_WORK_PCT:
+                    self.other_work[known.name()] = self.other_work.get(known.name(), 0) + 1
+                total += pct
+            except psutil.Error:
+                self._other_procs.pop(proc.pid, None)
+        return total
+
     def stop(self):
         self._stop.set()
         self._thread.join(2)
+
+    def backlog_peak(self, switch: str) -> str:
+        """When the switch fell furthest behind, and what the machine did then: for an overrun's message."""
+        series = [(s["time"], s[f"{switch}_unread"], s) for s in self.samples if f"{switch}_unread" in s]
+        if not series:
+            return ""
+        t, unread, sample = max(series, key=lambda x: x[1])
+        return (f"; most unread, {unread} frames, at {t - self.samples[0]['time']:.1f} s: total CPU "
+                f"{sample['total_pct']:.0f}%, stolen {sample['steal_pct']:.0f}%, {switch} {sample.get(f'{switch}_pct') or 0:.0f}%")
 
     def verdict(self) -> list[str]:
         problems = []
         n = len(self.samples)
         if n == 0:
             return problems
+        busy = sum(s["other_pct"] >= OTHER_WORK_PCT for s in self.samples)
+        if busy / n > SATURATED_SAMPLE_SHARE:
+            names = ", ".join(sorted(self.other_work, key=self.other_work.get, reverse=True)[:3])
+            problems.append(f"other processes used >= {OTHER_WORK_PCT:.0f}% of a core in {busy}/{n} samples "
+                            f"(the machine was not this run's alone: {names})")
         hot = sum(s["total_pct"] >= CPU_SATURATED_PCT for s in self.samples)
         if hot / n > SATURATED_SAMPLE_SHARE:
             problems.append(f"total CPU >= {CPU_SATURATED_PCT:.0f}% in {hot}/{n} samples")
@@ -117,22 +161,28 @@ class Monitor:
         return problems
 
 
-def switch_input_counts(network: Network) -> dict[str, tuple[int, int]]:
-    """Per switch: (frames the kernel delivered to its interfaces, frames its pipeline counted)."""
-    counts = {}
-    for sw in network.topology.switches.values():
-        driver = Bmv2ThriftDriver(sw.thrift_port)
-        driver.connect()
-        try:
-            kernel = pipeline = 0
-            for port in sw.ports:
-                intf = f"{sw.name}-eth{port}"
-                kernel += int(Path(f"/sys/class/net/{intf}/statistics/rx_packets").read_text())
-                pipeline += driver.read_ingress_packets(port)
-        finally:
+@dataclass
+class InputCounts:
+    """Per switch: frames the kernel delivered to its interfaces, and frames its pipeline counted. Their
+    difference is what bmv2 has not read yet, or never will (its libpcap rings overflowed)."""
+    network: Network
+    _drivers: dict[str, Bmv2ThriftDriver] = field(default_factory=dict)
+
+    def read(self) -> dict[str, tuple[int, int]]:
+        counts = {}
+        for sw in self.network.topology.switches.values():
+            if sw.name not in self._drivers:
+                self._drivers[sw.name] = Bmv2ThriftDriver(sw.thrift_port)
+                self._drivers[sw.name].connect()
+            kernel = sum(int(Path(f"/sys/class/net/{sw.name}-eth{port}/statistics/rx_packets").read_text())
+                         for port in sw.ports)
+            pipeline = sum(self._drivers[sw.name].read_ingress_packets(port) for port in sw.ports)
+            counts[sw.name] = (kernel, pipeline)
+        return counts
+
+    def close(self) -> None:
+        for driver in self._drivers.values():
             driver.close()
-        counts[sw.name] = (kernel, pipeline)
-    return counts
 
 
 def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir, seed: int = 1) -> dict:
@@ -147,7 +197,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
             "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
             "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
             "problems": [], "events": []}
-    monitor = None
+    monitor = counts = sampled = None
     try:
         if scheme.initcwnd is not None:
             network.set_initcwnd(topology.senders, scheme.initcwnd)
@@ -155,8 +205,11 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         for name in receivers:
             procs.append(network.host(name).popen(hosts.recv(out.recv(name))))
         time.sleep(0.5)
-        before = switch_input_counts(network)
-        monitor = Monitor(network.switch_pids(), host_pids=[p.pid for p in network.emulators]).start()
+        counts, sampled = InputCounts(network), InputCounts(network)   # the monitor thread has its own
+        before = counts.read()
+        monitor = Monitor(network.switch_pids(), lambda: {sw: k - p - (before[sw][0] - before[sw][1])
+                                                          for sw, (k, p) in sampled.read().items()},
+                          host_pids=[p.pid for p in network.emulators]).start()
         schedule = _schedule(exp, variant, scheme.cc, seed, out, topology)
         base_C = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
         t0 = time.monotonic()
@@ -185,12 +238,13 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         _progress("")
         monitor.stop()
         time.sleep(0.5)      # frames still inside bmv2 would look lost
-        after = switch_input_counts(network)
+        after = counts.read()
         for sw, (kernel_after, pipeline_after) in after.items():
             delivered = kernel_after - before[sw][0]
             lost = delivered - (pipeline_after - before[sw][1])
             if delivered and lost > max(10, INPUT_DROP_SHARE * delivered):
-                meta["problems"].append(f"{sw}: bmv2 did not read {lost} of {delivered} frames (input overrun)")
+                meta["problems"].append(f"{sw}: bmv2 did not read {lost} of {delivered} frames (input overrun"
+                                        f"{monitor.backlog_peak(sw)})")
         meta["problems"] += monitor.verdict()
         # A long flow runs for a set time: one still running is a fault. A Poisson workload can hold a
         # heavy-tailed flow that needs longer than the run; its generator is stopped (below) and records
@@ -208,9 +262,13 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
                 proc.wait(5)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        network.stop()
         if monitor is not None:
             monitor.stop()
+        for reader in (counts, sampled):
+            if reader is not None:
+                reader.close()
+        network.stop()
+        if monitor is not None:
             with open(out.root / "cpu.jsonl", "w") as f:
                 f.writelines(json.dumps(s) + "\n" for s in monitor.samples)
     meta["valid"] = not meta["problems"]
