@@ -159,3 +159,18 @@ class Spread:
         if self.n == 1 or format(self.lo, spec) == format(self.hi, spec):
             return format(self.mean, spec)
         return f"{self.mean:{spec}} ({self.lo:{spec}}-{self.hi:{spec}})"
+
+
+def utilisation(records: Sequence[dict], bin_s: float = 1.0) -> float | None:
+    """Share of one link's capacity its input used, from the control loop's records (time, y_bps, C_bps,
+    period_s). Arrivals are summed over bins of bin_s before they are compared with C: within a 10 ms interval
+    they are bursty, and the queue carries an overloaded interval's excess into the next, quieter ones. A bin
+    counts as min(arrived / (C bin_s), 1): a link offered more than C is fully used, not more. Bins without
+    traffic are left out (None: no traffic at all)."""
+    arrived, capacity = {}, {}
+    for r in records:
+        k = math.floor(r["time"] / bin_s)
+        arrived[k] = arrived.get(k, 0.0) + r["y_bps"] * r["period_s"]
+        capacity[k] = capacity.get(k, 0.0) + r["C_bps"] * r["period_s"]
+    busy = [min(arrived[k] / capacity[k], 1.0) for k in arrived if arrived[k] > 0 and capacity[k] > 0]
+    return statistics.fmean(busy) if busy else None

@@ -1,7 +1,8 @@
 import pytest
 
 from topo.analysis import (Spread, bin_fct, fct_ps, jain_index, join_receiver_times, log_bins, max_min_shares,
-                           measured_load, percentile, service_bytes, time_to_share)
+                           measured_load, percentile, service_bytes, time_to_share,
+                           utilisation)
 
 
 def test_fct_ps_hand_computed():
@@ -114,3 +115,15 @@ def test_spread_over_seeds():
     assert s.format(".2f") == "1.20 (1.00-1.40)"
     assert Spread.of([0.5]).format(".2f") == "0.50"
     assert Spread.of([None]) is None
+
+
+def test_utilisation_lets_the_queue_carry_a_burst_into_the_next_intervals():
+    C = 10e6
+    # one second: 50 intervals at 2 C, 50 at 0.2 C (a queue drains the bursts), then a second with no traffic
+    burst = [{"time": 100 + i / 100, "y_bps": (2 if i < 50 else 0.2) * C, "C_bps": C, "period_s": 0.01}
+             for i in range(100)]
+    idle = [{"time": 101 + i / 100, "y_bps": 0.0, "C_bps": C, "period_s": 0.01} for i in range(100)]
+    assert utilisation(burst + idle) == pytest.approx(1.0)          # 1.1 C offered over the second: full
+    # per 10 ms interval, clipped, the same second would say 0.6
+    assert utilisation(burst, bin_s=0.01) == pytest.approx(0.6)
+    assert utilisation(idle) is None
