@@ -38,7 +38,7 @@ class MininetTopo(Topo):
                            device_id=sw.thrift_port - 9090,
                            log_file=str(log_dir / f"{sw.name}.log") if log_dir else None)
         for host in topology.hosts.values():
-            self.addHost(host.name, ip=f"{host.ip}/8", mac=host.mac)
+            self.addHost(host.name, ip=f"{host.ip}/{HOSTS_PREFIX.split('/')[1]}", mac=host.mac)
         for link in topology.links:
             if link.a not in topology.hosts:
                 self.addLink(link.a, link.b, port1=link.a_port, port2=link.b_port)
@@ -51,6 +51,7 @@ class MininetTopo(Topo):
                 self.addLink(link.a, link.b, port2=link.b_port)
 
 
+HOSTS_PREFIX = "10.0.0.0/8"     # every host's address is in it (p4rcp/topology.py)
 MIN_RING_FRAMES = 1000    # per switch interface: 100 ms of input at 10 kpps
 
 
@@ -173,15 +174,13 @@ class Network:
         self.loops[switch_name], self._threads = loop, self._threads + [thread]
 
     def set_initcwnd(self, host_names: list[str], segments: int) -> None:
-        """TCP's initial window on these hosts: their route to the other hosts gets initcwnd. Checked, since
-        the kernel ignores nothing loudly."""
+        """TCP's initial window on these hosts: their route to the other hosts (every host is in 10.0.0.0/8 on
+        its one interface) gets initcwnd, and is read back, since the kernel would not say if it did not take."""
         for name in host_names:
-            node = self.net.get(name)
-            route = node.cmd("ip -4 route show proto kernel").strip().splitlines()
-            if len(route) != 1:
-                raise RuntimeError(f"{name}: expected one connected route, got {route}")
-            node.cmd(f"ip route change {route[0]} initcwnd {segments}")
-            now = node.cmd("ip -4 route show proto kernel").strip()
+            node, me = self.net.get(name), self.topology.hosts[name]
+            route = f"{HOSTS_PREFIX} dev {node.defaultIntf().name} proto kernel scope link src {me.ip}"
+            node.cmd(f"ip route replace {route} initcwnd {segments}")
+            now = node.cmd(f"ip -4 route show {HOSTS_PREFIX}").strip()
             if f"initcwnd {segments}" not in now:
                 raise RuntimeError(f"{name}: could not set initcwnd {segments} on its route: {now!r}")
 
