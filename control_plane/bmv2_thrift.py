@@ -6,6 +6,7 @@ import ipaddress
 import json
 import logging
 import socket
+from contextlib import contextmanager
 
 from bm_runtime.standard import Standard
 from bm_runtime.standard.ttypes import (BmAddEntryOptions, BmMatchParam, BmMatchParamLPM,
@@ -25,12 +26,37 @@ CONTEXT = 0   # bmv2 context (pipeline) id
 logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
 
 
+class _BatchingTransport(TTransport.TBufferedTransport):
+    """A buffered transport whose flush can be held: the generated client flushes after every
+    request, so a pipelined batch would otherwise cost one write system call per request."""
+
+    def __init__(self, trans):
+        super().__init__(trans)
+        self._holding = False
+
+    def flush(self):
+        if not self._holding:
+            super().flush()
+
+    @contextmanager
+    def batch(self):
+        """Requests sent inside leave together, in one write, at the end."""
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+        super().flush()
+
+
 def _mac_bytes(mac: str) -> bytes:
     return bytes.fromhex(mac.replace(":", ""))
 
 
 class Bmv2ThriftDriver:
     counter_bits = dp.COUNTER_BITS
+    rtt_sum_bits = dp.RTT_SUM_BITS
+    queue_rate_unit = "packets"       # set_egress_queue_rate is in packets per second
 
     def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0):
         self.host, self.thrift_port, self.timeout_s = host, thrift_port, timeout_s
@@ -46,11 +72,13 @@ class Bmv2ThriftDriver:
         self.close()
         sock = TSocket.TSocket(self.host, self.thrift_port)
         sock.setTimeout(self.timeout_s * 1000)
-        transport = TTransport.TBufferedTransport(sock)
+        transport = _BatchingTransport(sock)
         # The accelerated protocol (thrift's C extension) halves the cost of a 512-cell register read.
         protocol = TBinaryProtocol.TBinaryProtocolAccelerated(transport)
         try:
             transport.open()
+            # A request goes out when it is written, not after the previous one's ACK.
+            sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._std = Standard.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "standard"))
             self._sswitch = SimpleSwitch.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "simple_switch"))
             config = json.loads(self._std.bm_get_config())
@@ -68,7 +96,9 @@ class Bmv2ThriftDriver:
             self._transport.close()
         self._transport = self._std = self._sswitch = None
 
-    def _call(self, what: str, fn, *args):
+    def _call(self, what: str, fn, *args, pipelined: bool = False):
+        """fn(*args) on the connection. A pipelined exchange that fails half-way leaves answers
+        unread on the connection, so it is closed whatever the error."""
         if self._std is None:
             raise SwitchUnavailable(f"{self}: not connected")
         try:
@@ -76,6 +106,10 @@ class Bmv2ThriftDriver:
         except (TTransport.TTransportException, OSError, EOFError, socket.timeout) as e:
             self.close()
             raise SwitchUnavailable(f"{self}: {what}: {e}") from e
+        except BaseException:
+            if pipelined:
+                self.close()
+            raise
 
     def read_register(self, name: str) -> list[int]:
         """A whole register array in one round trip."""
@@ -85,20 +119,48 @@ class Bmv2ThriftDriver:
         self._call(f"write {name}[{index}]", self._std.bm_register_write, CONTEXT, name, index, value)
 
     def read_ingress_packets(self, port: int) -> int:
-        return self._call("read ingress packets", self._std.bm_counter_read, CONTEXT,
-                          dp.COUNTER_INGRESS_PACKETS, port).packets
+        return self.read_counter(dp.COUNTER_INGRESS_PACKETS, port).packets
 
     def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
-        arrays = {name: self.read_register(name) for name in (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)}
-        return {p: PortCounters(input_bytes=arrays[dp.REG_INPUT_BYTES][p],
+        """Every RCP count of `ports` in one round trip: the requests leave in one write and the
+        server answers them in order (two whole register arrays, two counter cells per port)."""
+        std = self._std
+
+        def exchange():
+            with self._transport.batch():
+                for name in dp.RCP_REGISTERS_READ:
+                    std.send_bm_register_read_all(CONTEXT, name)
+                for name in dp.RCP_COUNTERS:
+                    for port in ports:
+                        std.send_bm_counter_read(CONTEXT, name, port)
+            arrays = {name: std.recv_bm_register_read_all() for name in dp.RCP_REGISTERS_READ}
+            counts = {(name, port): std.recv_bm_counter_read() for name in dp.RCP_COUNTERS for port in ports}
+            return arrays, counts
+
+        arrays, counts = self._call("read counters", exchange, pipelined=True)
+        return {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p].bytes,
+                                input_packets=counts[dp.COUNTER_INPUT, p].packets,
                                 rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
-                                rtt_count=arrays[dp.REG_RTT_COUNT][p],
+                                rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
                                 queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
                 for p in ports}
 
+    def read_counter(self, name: str, index: int):
+        """One cell of a counter extern: its .packets and .bytes."""
+        return self._call(f"read {name}[{index}]", self._std.bm_counter_read, CONTEXT, name, index)
+
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
-        for port, kbps in rates.items():
-            self.write_register(dp.REG_RATE, port, kbps)
+        """Every port's R in one round trip (pipelined, as read_counters)."""
+        std = self._std
+
+        def exchange():
+            with self._transport.batch():
+                for port, kbps in rates.items():
+                    std.send_bm_register_write(CONTEXT, dp.REG_RATE, port, kbps)
+            for _ in rates:
+                std.recv_bm_register_write()
+
+        self._call(f"write {dp.REG_RATE}", exchange, pipelined=True)
 
     def install_routes(self, routes: list[Route]) -> None:
         self._call("clear routes", self._std.bm_mt_clear_entries, CONTEXT, dp.TABLE_ROUTING_V4, False)
