@@ -5,8 +5,11 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import os
 import socket
 from contextlib import contextmanager
+
+import psutil
 
 from bm_runtime.standard import Standard
 from bm_runtime.standard.ttypes import (BmAddEntryOptions, BmMatchParam, BmMatchParamLPM,
@@ -22,6 +25,7 @@ from p4rcp.topology import Route
 
 CONTEXT = 0   # bmv2 context (pipeline) id
 
+log = logging.getLogger("control_plane")
 # Thrift logs every failed connection attempt; SwitchUnavailable already says it.
 logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
 
@@ -58,8 +62,14 @@ class Bmv2ThriftDriver:
     rtt_sum_bits = dp.RTT_SUM_BITS
     queue_rate_unit = "packets"       # set_egress_queue_rate is in packets per second
 
-    def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0):
+    def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
+                 server_priority: int | None = None):
+        """server_priority: SCHED_FIFO priority for the switch's thread that serves this connection
+        (bmv2 runs one thread per Thrift client), when the switch runs on this machine; None leaves it.
+        The control loop gives it one: a busy switch process or machine otherwise keeps the loop's
+        requests waiting for a core (docs/control_plane.md, "Timing")."""
         self.host, self.thrift_port, self.timeout_s = host, thrift_port, timeout_s
+        self.server_priority = server_priority
         self._transport = None
         self._std = None
         self._sswitch = None
@@ -70,6 +80,8 @@ class Bmv2ThriftDriver:
 
     def connect(self) -> None:
         self.close()
+        server = self._local_server() if self.server_priority is not None else None
+        threads_before = {t.id for t in server.threads()} if server else set()
         sock = TSocket.TSocket(self.host, self.thrift_port)
         sock.setTimeout(self.timeout_s * 1000)
         transport = _BatchingTransport(sock)
@@ -86,10 +98,35 @@ class Bmv2ThriftDriver:
             transport.close()
             raise SwitchUnavailable(f"{self}: {e}") from e
         self._transport = transport
+        if server:
+            self._raise_server_thread(server, threads_before)
         # Action parameters go over Thrift as big-endian byte strings of their P4 width. (No actions:
         # simple_switch_grpc started without a program, waiting for a P4Runtime client to push one.)
         self._param_bytes = {a["name"]: [(p["bitwidth"] + 7) // 8 for p in a["runtime_data"]]
                              for a in config.get("actions", [])}
+
+    def _local_server(self) -> psutil.Process | None:
+        """The process listening on the Thrift port, if the switch runs on this machine."""
+        try:
+            local = ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            local = self.host == "localhost"
+        if not local:
+            return None
+        for conn in psutil.net_connections("tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == self.thrift_port and conn.pid:
+                return psutil.Process(conn.pid)
+        return None
+
+    def _raise_server_thread(self, server: psutil.Process, threads_before: set[int]) -> None:
+        """The thread the switch started for this connection (it has answered bm_get_config) is the
+        one that appeared since; another client connecting at the same moment may share the favour."""
+        try:
+            for thread in server.threads():
+                if thread.id not in threads_before:
+                    os.sched_setscheduler(thread.id, os.SCHED_FIFO, os.sched_param(self.server_priority))
+        except (psutil.Error, OSError) as e:
+            log.warning("%s: could not raise the priority of the switch's Thrift thread: %s", self, e)
 
     def close(self) -> None:
         if self._transport is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -93,10 +95,17 @@ class ControlLoop:
     emit: Callable[[dict], None] = lambda record: None
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time
+    # SCHED_FIFO priority of the thread that runs the loop (None: leave it): the loop sleeps most of
+    # each period, and on a machine whose cores the switch and the hosts keep busy a normal thread
+    # waits for a core after every wake-up (docs/control_plane.md, "Timing").
+    rt_priority: int | None = 10
     ports: dict[int, PortState] = field(init=False)
     connected: bool = field(init=False, default=False)
 
     def __post_init__(self):
+        if self.rt_priority is not None and hasattr(self.driver, "server_priority"):
+            # The switch's thread that answers the loop needs a core as soon as the loop does.
+            self.driver.server_priority = self.rt_priority - 1
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
         self.ports = {}
@@ -181,7 +190,11 @@ class ControlLoop:
                 "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes}
 
     def run(self, stop: threading.Event, backoff_s: tuple[float, float] = (0.1, 2.0)) -> None:
-        """Repeat ``step`` every T until ``stop`` is set; survive switch restarts."""
+        """Repeat ``step`` every T until ``stop`` is set; survive switch restarts.
+
+        Each interval starts at an absolute deadline (the previous one + T), so the time a step takes
+        and the sleep's own lateness do not add up from interval to interval."""
+        self._prepare_thread()
         delay = backoff_s[0]
         deadline = self.clock()
         while not stop.is_set():
@@ -204,6 +217,18 @@ class ControlLoop:
                 deadline = self.clock()
                 pause = 0
             stop.wait(pause)
+
+    def _prepare_thread(self) -> None:
+        """Real-time priority for this thread, and no full garbage collection walking the process's
+        older objects (in an experiment, everything topo/ loaded) in the middle of a period."""
+        gc.freeze()
+        if self.rt_priority is None:
+            return
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.rt_priority))   # 0: this thread
+        except (PermissionError, OSError) as e:
+            log.warning("%s: no real-time priority for the control loop (%s); its period may stretch "
+                        "when the cores are busy", self.switch.name, e)
 
 
 def _kbps(bps: float) -> int:
