@@ -70,8 +70,6 @@ class Bmv2ThriftDriver:
         requests waiting for a core (docs/control_plane.md, "Timing")."""
         self.host, self.thrift_port, self.timeout_s = host, thrift_port, timeout_s
         self.server_priority = server_priority
-        self._server_threads: list[int] = []
-        self._server_cpu: int | None = None
         self._transport = None
         self._std = None
         self._sswitch = None
@@ -124,24 +122,11 @@ class Bmv2ThriftDriver:
         """The thread the switch started for this connection (it has answered bm_get_config) is the
         one that appeared since; another client connecting at the same moment may share the favour."""
         try:
-            self._server_threads = [t.id for t in server.threads() if t.id not in threads_before]
-            for tid in self._server_threads:
-                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(self.server_priority))
+            for thread in server.threads():
+                if thread.id not in threads_before:
+                    os.sched_setscheduler(thread.id, os.SCHED_FIFO, os.sched_param(self.server_priority))
         except (psutil.Error, OSError) as e:
             log.warning("%s: could not raise the priority of the switch's Thrift thread: %s", self, e)
-        if self._server_cpu is not None:
-            self.share_cpu(self._server_cpu)
-
-    def share_cpu(self, cpu: int) -> None:
-        """Run the switch's thread for this connection on `cpu` (now and after a reconnect): on the
-        client's own CPU, a request and its answer hand the CPU over instead of waking another one,
-        which on a virtual machine may have been halted."""
-        self._server_cpu = cpu
-        try:
-            for tid in self._server_threads:
-                os.sched_setaffinity(tid, {cpu})
-        except OSError as e:
-            log.warning("%s: could not move the switch's Thrift thread to CPU %d: %s", self, cpu, e)
 
     def close(self) -> None:
         if self._transport is not None:

@@ -229,12 +229,6 @@ class ControlLoop:
         except (PermissionError, OSError) as e:
             log.warning("%s: no real-time priority for the control loop (%s); its period may stretch "
                         "when the cores are busy", self.switch.name, e)
-            return
-        # One CPU for this thread and the switch's thread that answers it (Bmv2ThriftDriver.share_cpu).
-        cpu = max(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpu})
-        if hasattr(self.driver, "share_cpu"):
-            self.driver.share_cpu(cpu)
 
 
 def _kbps(bps: float) -> int:
