@@ -28,6 +28,7 @@ import psutil
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, RcpParams
+from p4rcp import dataplane as dp
 from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.topology import Route, Switch, SwitchPort
@@ -130,7 +131,7 @@ def run_loop(seconds: float, load_rate: str | None, rt_priority: int | None) -> 
             time.sleep(2.0)             # handshake done, the switch busy
         probe = Bmv2ThriftDriver(thrift_port)
         probe.connect()
-        fwd0 = probe.read_counter("rcp_input", 1).packets + probe.read_counter("rcp_input", 0).packets
+        fwd0 = probe.read_counter(dp.COUNTER_INPUT, 1).packets + probe.read_counter(dp.COUNTER_INPUT, 0).packets
         sw = psutil.Process(switch_proc.pid)
         sw_cpu0 = sum(sw.cpu_times()[:2])
         stop = threading.Event()
@@ -147,7 +148,7 @@ def run_loop(seconds: float, load_rate: str | None, rt_priority: int | None) -> 
         wall = time.monotonic() - wall0
         cpu_share = (time.process_time() - cpu0) / wall
         switch_share = (sum(sw.cpu_times()[:2]) - sw_cpu0) / wall
-        forwarded = probe.read_counter("rcp_input", 1).packets + probe.read_counter("rcp_input", 0).packets - fwd0
+        forwarded = probe.read_counter(dp.COUNTER_INPUT, 1).packets + probe.read_counter(dp.COUNTER_INPUT, 0).packets - fwd0
         probe.close()
     first = RCP_PORT_NUMBERS[0]
     periods = [r["period_s"] for r in records if r["port"] == first]
