@@ -110,7 +110,8 @@ bench: bench-dataplane bench-control bench-hosts
 bench-dataplane: require-venv build build-plain
 	$(PY) -m ptf_tests.bench_dataplane
 
-bench-control: require-venv build
+# Idle and under load (p4rcp-host sender and receiver through the switch, as in an experiment).
+bench-control: require-venv build hosts
 	$(PY) -m control_plane.bench
 
 bench-hosts: hosts

@@ -5,7 +5,11 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import os
 import socket
+from contextlib import contextmanager
+
+import psutil
 
 from bm_runtime.standard import Standard
 from bm_runtime.standard.ttypes import (BmAddEntryOptions, BmMatchParam, BmMatchParamLPM,
@@ -21,8 +25,32 @@ from p4rcp.topology import Route
 
 CONTEXT = 0   # bmv2 context (pipeline) id
 
+log = logging.getLogger("control_plane")
 # Thrift logs every failed connection attempt; SwitchUnavailable already says it.
 logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
+
+
+class _BatchingTransport(TTransport.TBufferedTransport):
+    """A buffered transport whose flush can be held: the generated client flushes after every
+    request, so a pipelined batch would otherwise cost one write system call per request."""
+
+    def __init__(self, trans):
+        super().__init__(trans)
+        self._holding = False
+
+    def flush(self):
+        if not self._holding:
+            super().flush()
+
+    @contextmanager
+    def batch(self):
+        """Requests sent inside leave together, in one write, at the end."""
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+        super().flush()
 
 
 def _mac_bytes(mac: str) -> bytes:
@@ -31,9 +59,17 @@ def _mac_bytes(mac: str) -> bytes:
 
 class Bmv2ThriftDriver:
     counter_bits = dp.COUNTER_BITS
+    rtt_sum_bits = dp.RTT_SUM_BITS
+    queue_rate_unit = "packets"       # set_egress_queue_rate is in packets per second
 
-    def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0):
+    def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
+                 server_nice: int | None = None):
+        """server_nice: nice value for the switch's thread that serves this connection (bmv2 runs one
+        thread per Thrift client), when the switch runs on this machine; None leaves it. The control
+        loop gives it -20: in a switch process that forwards near its capacity the loop's requests
+        otherwise wait for a core (docs/control_plane.md, "Timing")."""
         self.host, self.thrift_port, self.timeout_s = host, thrift_port, timeout_s
+        self.server_nice = server_nice
         self._transport = None
         self._std = None
         self._sswitch = None
@@ -44,13 +80,17 @@ class Bmv2ThriftDriver:
 
     def connect(self) -> None:
         self.close()
+        server = self._local_server() if self.server_nice is not None else None
+        threads_before = {t.id for t in server.threads()} if server else set()
         sock = TSocket.TSocket(self.host, self.thrift_port)
         sock.setTimeout(self.timeout_s * 1000)
-        transport = TTransport.TBufferedTransport(sock)
+        transport = _BatchingTransport(sock)
         # The accelerated protocol (thrift's C extension) halves the cost of a 512-cell register read.
         protocol = TBinaryProtocol.TBinaryProtocolAccelerated(transport)
         try:
             transport.open()
+            # A request goes out when it is written, not after the previous one's ACK.
+            sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._std = Standard.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "standard"))
             self._sswitch = SimpleSwitch.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "simple_switch"))
             config = json.loads(self._std.bm_get_config())
@@ -58,17 +98,44 @@ class Bmv2ThriftDriver:
             transport.close()
             raise SwitchUnavailable(f"{self}: {e}") from e
         self._transport = transport
+        if server:
+            self._raise_server_thread(server, threads_before)
         # Action parameters go over Thrift as big-endian byte strings of their P4 width. (No actions:
         # simple_switch_grpc started without a program, waiting for a P4Runtime client to push one.)
         self._param_bytes = {a["name"]: [(p["bitwidth"] + 7) // 8 for p in a["runtime_data"]]
                              for a in config.get("actions", [])}
+
+    def _local_server(self) -> psutil.Process | None:
+        """The process listening on the Thrift port, if the switch runs on this machine."""
+        try:
+            local = ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            local = self.host == "localhost"
+        if not local:
+            return None
+        for conn in psutil.net_connections("tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == self.thrift_port and conn.pid:
+                return psutil.Process(conn.pid)
+        return None
+
+    def _raise_server_thread(self, server: psutil.Process, threads_before: set[int]) -> None:
+        """The thread the switch started for this connection (it has answered bm_get_config) is the
+        one that appeared since; another client connecting at the same moment may share the favour."""
+        try:
+            for thread in server.threads():
+                if thread.id not in threads_before:
+                    os.setpriority(os.PRIO_PROCESS, thread.id, self.server_nice)
+        except (psutil.Error, OSError) as e:
+            log.warning("%s: could not raise the priority of the switch's Thrift thread: %s", self, e)
 
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()
         self._transport = self._std = self._sswitch = None
 
-    def _call(self, what: str, fn, *args):
+    def _call(self, what: str, fn, *args, pipelined: bool = False):
+        """fn(*args) on the connection. A pipelined exchange that fails half-way leaves answers
+        unread on the connection, so it is closed whatever the error."""
         if self._std is None:
             raise SwitchUnavailable(f"{self}: not connected")
         try:
@@ -76,6 +143,10 @@ class Bmv2ThriftDriver:
         except (TTransport.TTransportException, OSError, EOFError, socket.timeout) as e:
             self.close()
             raise SwitchUnavailable(f"{self}: {what}: {e}") from e
+        except BaseException:
+            if pipelined:
+                self.close()
+            raise
 
     def read_register(self, name: str) -> list[int]:
         """A whole register array in one round trip."""
@@ -85,20 +156,48 @@ class Bmv2ThriftDriver:
         self._call(f"write {name}[{index}]", self._std.bm_register_write, CONTEXT, name, index, value)
 
     def read_ingress_packets(self, port: int) -> int:
-        return self._call("read ingress packets", self._std.bm_counter_read, CONTEXT,
-                          dp.COUNTER_INGRESS_PACKETS, port).packets
+        return self.read_counter(dp.COUNTER_INGRESS_PACKETS, port).packets
 
     def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
-        arrays = {name: self.read_register(name) for name in (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)}
-        return {p: PortCounters(input_bytes=arrays[dp.REG_INPUT_BYTES][p],
+        """Every RCP count of `ports` in one round trip: the requests leave in one write and the
+        server answers them in order (two whole register arrays, two counter cells per port)."""
+        std = self._std
+
+        def exchange():
+            with self._transport.batch():
+                for name in dp.RCP_REGISTERS_READ:
+                    std.send_bm_register_read_all(CONTEXT, name)
+                for name in dp.RCP_COUNTERS:
+                    for port in ports:
+                        std.send_bm_counter_read(CONTEXT, name, port)
+            arrays = {name: std.recv_bm_register_read_all() for name in dp.RCP_REGISTERS_READ}
+            counts = {(name, port): std.recv_bm_counter_read() for name in dp.RCP_COUNTERS for port in ports}
+            return arrays, counts
+
+        arrays, counts = self._call("read counters", exchange, pipelined=True)
+        return {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p].bytes,
+                                input_packets=counts[dp.COUNTER_INPUT, p].packets,
                                 rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
-                                rtt_count=arrays[dp.REG_RTT_COUNT][p],
+                                rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
                                 queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
                 for p in ports}
 
+    def read_counter(self, name: str, index: int):
+        """One cell of a counter extern: its .packets and .bytes."""
+        return self._call(f"read {name}[{index}]", self._std.bm_counter_read, CONTEXT, name, index)
+
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
-        for port, kbps in rates.items():
-            self.write_register(dp.REG_RATE, port, kbps)
+        """Every port's R in one round trip (pipelined, as read_counters)."""
+        std = self._std
+
+        def exchange():
+            with self._transport.batch():
+                for port, kbps in rates.items():
+                    std.send_bm_register_write(CONTEXT, dp.REG_RATE, port, kbps)
+            for _ in rates:
+                std.recv_bm_register_write()
+
+        self._call(f"write {dp.REG_RATE}", exchange, pipelined=True)
 
     def install_routes(self, routes: list[Route]) -> None:
         self._call("clear routes", self._std.bm_mt_clear_entries, CONTEXT, dp.TABLE_ROUTING_V4, False)

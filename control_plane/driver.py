@@ -1,15 +1,20 @@
 """What the control loop needs from a switch, whatever runtime reaches it.
 
-One implementation today (bmv2_thrift.Bmv2ThriftDriver); the interface is
-kept narrow so that a P4Runtime driver (Tofino, Stratum) can stand beside it.
+Two implementations: bmv2_thrift.Bmv2ThriftDriver and p4runtime.P4RuntimeDriver;
+the interface is kept narrow so that both fit it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from p4rcp.topology import Route
+
+# How a target's output queues drain: bmv2 serves a packet rate (set_queue_rate, packets per second),
+# so every frame takes one slot whatever its size; Tofino's traffic manager and SUME's output queues
+# serve a bit rate. The control loop counts y in the same unit (docs/control_plane.md, "The loop").
+QueueRateUnit = Literal["packets", "bytes"]
 
 
 class SwitchUnavailable(ConnectionError):
@@ -18,15 +23,18 @@ class SwitchUnavailable(ConnectionError):
 
 @dataclass(frozen=True)
 class PortCounters:
-    """One port's data-plane state as read in one pass."""
+    """One port's data-plane state as read in one pass (monotonic counts, except the queue depth)."""
     input_bytes: int
+    input_packets: int
     rtt_sum_us: int
     rtt_count: int
     queue_depth_pkts: int
 
 
 class Driver(Protocol):
-    counter_bits: int   # width of the monotonic counters, for wrap-safe deltas
+    counter_bits: int                 # width of the counter externs (input, RTT count), for wrap-safe deltas
+    rtt_sum_bits: int                 # width of the RTT-sum register
+    queue_rate_unit: QueueRateUnit    # what set_queue's rate counts
 
     def connect(self) -> None: ...
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -10,7 +12,7 @@ from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
 from control_plane.rcp_law import rcp_rate
-from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch
+from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch, SwitchPort
 
 log = logging.getLogger("control_plane")
 
@@ -68,8 +70,19 @@ class PortState:
     C_bps: float
     R_bps: float
     d0_s: float
+    config: SwitchPort               # the topology's port: its queue rate says how it is shaped
     last: PortCounters | None = None
     last_time: float = 0.0
+
+    def slot_bytes(self, queue_rate_unit: str) -> float | None:
+        """Bytes of one slot when the queue serves packets, not bytes (None: y in bytes).
+
+        C of a packet-shaped port is its packet rate times the data frame (p4rcp/topology.py), so a
+        slot is C / (8 * packet rate): every arriving frame, a SYN or a short last segment included,
+        costs what it costs the queue, one full data frame."""
+        if queue_rate_unit != "packets" or not self.config.queue_rate_pps:
+            return None
+        return self.C_bps / (8 * self.config.queue_rate_pps)
 
 
 @dataclass
@@ -82,10 +95,19 @@ class ControlLoop:
     emit: Callable[[dict], None] = lambda record: None
     clock: Callable[[], float] = time.monotonic
     wall_clock: Callable[[], float] = time.time
+    # SCHED_FIFO priority of the thread that runs the loop (None: leave it): the loop sleeps most of
+    # each period, and on a machine whose cores the switch and the hosts keep busy a normal thread
+    # waits for a core after every wake-up (docs/control_plane.md, "Timing").
+    rt_priority: int | None = 10
     ports: dict[int, PortState] = field(init=False)
     connected: bool = field(init=False, default=False)
 
     def __post_init__(self):
+        if self.rt_priority is not None and hasattr(self.driver, "server_nice"):
+            # The switch's thread that answers the loop needs a core as soon as the loop does. A
+            # weight, not a real-time class: with SCHED_FIFO the idle period got worse (p99 1.5-2.0 T
+            # against 1.16; docs/control_plane.md, "Timing").
+            self.driver.server_nice = -20
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
         self.ports = {}
@@ -95,7 +117,7 @@ class ControlLoop:
             self.ports[sp.number] = PortState(sp.number, sp.capacity_bps,
                                               R_bps=max(self.params.R_init_fraction * sp.capacity_bps,
                                                         self.params.R_min_bps),
-                                              d0_s=self.params.d0_init_s)
+                                              d0_s=self.params.d0_init_s, config=sp)
 
     @property
     def period_s(self) -> float:
@@ -143,16 +165,20 @@ class ControlLoop:
         if ps.last is None:
             ps.last, ps.last_time = c, now
             return None
-        bits = self.driver.counter_bits
-        d_bytes = counter_delta(c.input_bytes, ps.last.input_bytes, bits)
-        d_rtt_sum = counter_delta(c.rtt_sum_us, ps.last.rtt_sum_us, bits)
-        d_rtt_count = counter_delta(c.rtt_count, ps.last.rtt_count, bits)
         elapsed = now - ps.last_time
         if elapsed <= 0:
             return None
+        d = self.driver
+        d_bytes = counter_delta(c.input_bytes, ps.last.input_bytes, d.counter_bits)
+        d_packets = counter_delta(c.input_packets, ps.last.input_packets, d.counter_bits)
+        d_rtt_sum = counter_delta(c.rtt_sum_us, ps.last.rtt_sum_us, d.rtt_sum_bits)
+        d_rtt_count = counter_delta(c.rtt_count, ps.last.rtt_count, d.counter_bits)
         T = self.period_s
         p = self.params
-        y = d_bytes * 8 / elapsed
+        # y in the unit the queue drains: slots on a port shaped in packets per second, else bytes.
+        slot_bytes = ps.slot_bytes(d.queue_rate_unit)
+        y_bytes = d_bytes * 8 / elapsed
+        y = y_bytes if slot_bytes is None else d_packets * slot_bytes * 8 / elapsed
         if d_rtt_count > 0:
             ps.d0_s += p.d0_gain * (d_rtt_sum / d_rtt_count / 1e6 - ps.d0_s)
         q = c.queue_depth_pkts * p.queue_packet_bytes * 8
@@ -161,10 +187,16 @@ class ControlLoop:
         ps.last, ps.last_time = c, now
         return {"time": self.wall_clock(), "switch": self.switch.name, "port": ps.port,
                 "C_bps": ps.C_bps, "R_bps": ps.R_bps, "y_bps": y, "q_bytes": q / 8,
-                "d0_s": ps.d0_s, "T_s": T, "period_s": elapsed, "rtt_samples": d_rtt_count}
+                "d0_s": ps.d0_s, "T_s": T, "period_s": elapsed, "rtt_samples": d_rtt_count,
+                "y_unit": "bytes" if slot_bytes is None else "slots", "slot_bytes": slot_bytes,
+                "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes}
 
     def run(self, stop: threading.Event, backoff_s: tuple[float, float] = (0.1, 2.0)) -> None:
-        """Repeat ``step`` every T until ``stop`` is set; survive switch restarts."""
+        """Repeat ``step`` every T until ``stop`` is set; survive switch restarts.
+
+        Each interval starts at an absolute deadline (the previous one + T), so the time a step takes
+        and the sleep's own lateness do not add up from interval to interval."""
+        self._prepare_thread()
         delay = backoff_s[0]
         deadline = self.clock()
         while not stop.is_set():
@@ -187,6 +219,18 @@ class ControlLoop:
                 deadline = self.clock()
                 pause = 0
             stop.wait(pause)
+
+    def _prepare_thread(self) -> None:
+        """Real-time priority for this thread, and no full garbage collection walking the process's
+        older objects (in an experiment, everything topo/ loaded) in the middle of a period."""
+        gc.freeze()
+        if self.rt_priority is None:
+            return
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.rt_priority))   # 0: this thread
+        except (PermissionError, OSError) as e:
+            log.warning("%s: no real-time priority for the control loop (%s); its period may stretch "
+                        "when the cores are busy", self.switch.name, e)
 
 
 def _kbps(bps: float) -> int:

@@ -7,7 +7,7 @@ the control loop is synchronous, so one event loop runs in a background
 thread and each driver call waits for its coroutine.
 
 What P4Runtime reaches depends on the target (docs/control_plane.md):
-- pipeline push, table entries and indirect counters: every target;
+- pipeline push, table entries and counter externs: every target;
 - RegisterEntry read and write: Stratum and Tofino's P4Runtime server, not
   bmv2's simple_switch_grpc (its PI library answers UNIMPLEMENTED, "Register
   reads are not supported yet"); there the registers and the queues go over a
@@ -34,7 +34,6 @@ from control_plane.driver import PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
-REGISTERS_READ = (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH)
 
 
 class P4RuntimeUnsupported(RuntimeError):
@@ -67,31 +66,36 @@ def rate_entries(rates_kbps: dict[int, int]) -> list[fy.P4RegisterEntry]:
     return [fy.P4RegisterEntry(dp.REG_RATE, index=port, data=kbps) for port, kbps in sorted(rates_kbps.items())]
 
 
-def register_reads() -> list[fy.P4RegisterEntry]:
-    """Whole arrays (no index: a wildcard read), all in one ReadRequest."""
-    return [fy.P4RegisterEntry(name) for name in REGISTERS_READ]
+def counter_reads() -> list[fy.P4CounterEntry | fy.P4RegisterEntry]:
+    """The RCP counters and registers as whole arrays (no index: a wildcard read), all in one ReadRequest."""
+    return ([fy.P4CounterEntry(name) for name in dp.RCP_COUNTERS]
+            + [fy.P4RegisterEntry(name) for name in dp.RCP_REGISTERS_READ])
 
 
-def port_counters(entries: Iterable[fy.P4RegisterEntry], ports: list[int]) -> dict[int, PortCounters]:
-    """The counters of `ports` from the cells a register read returned."""
-    cells: dict[tuple[str, int], int] = {}
+def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], ports: list[int]
+                  ) -> dict[int, PortCounters]:
+    """The counts of `ports` from the cells a read returned: counter cells give (bytes, packets)."""
+    cells: dict[tuple[str, int], object] = {}
     for e in entries:
-        if e.register_id in REGISTERS_READ and e.index is not None and e.data is not None:
+        if isinstance(e, fy.P4CounterEntry) and e.counter_id in dp.RCP_COUNTERS and e.index is not None:
+            cells[e.counter_id, e.index] = e
+        elif (isinstance(e, fy.P4RegisterEntry) and e.register_id in dp.RCP_REGISTERS_READ
+              and e.index is not None and e.data is not None):
             cells[e.register_id, e.index] = int(e.data)
-    missing = [(name, p) for name in REGISTERS_READ for p in ports if (name, p) not in cells]
+    missing = [(name, p) for name in (*dp.RCP_COUNTERS, *dp.RCP_REGISTERS_READ) for p in ports
+               if (name, p) not in cells]
     if missing:
-        raise SwitchUnavailable(f"register read returned no value for {missing[:4]}")
-    return {p: PortCounters(input_bytes=cells[dp.REG_INPUT_BYTES, p], rtt_sum_us=cells[dp.REG_RTT_SUM, p],
-                            rtt_count=cells[dp.REG_RTT_COUNT, p], queue_depth_pkts=cells[dp.REG_QUEUE_DEPTH, p])
+        raise SwitchUnavailable(f"counter read returned no value for {missing[:4]}")
+    return {p: PortCounters(input_bytes=cells[dp.COUNTER_INPUT, p].byte_count,
+                            input_packets=cells[dp.COUNTER_INPUT, p].packet_count,
+                            rtt_sum_us=cells[dp.REG_RTT_SUM, p], rtt_count=cells[dp.COUNTER_RTT_COUNT, p].packet_count,
+                            queue_depth_pkts=cells[dp.REG_QUEUE_DEPTH, p])
             for p in ports}
 
 
-def counter_bits(schema: fy.P4Schema) -> int:
-    """Width of the monotonic counters of this program (64 on v1model, 32 on TNA)."""
-    widths = {schema.registers[name].pbuf.type_spec.bitstring.bit.bitwidth for name in dp.COUNTER_REGISTERS}
-    if len(widths) != 1:
-        raise ValueError(f"counter registers {dp.COUNTER_REGISTERS} differ in width: {sorted(widths)}")
-    return widths.pop()
+def rtt_sum_bits(schema: fy.P4Schema) -> int:
+    """Width of the RTT-sum register of this program (32 on every target today)."""
+    return schema.registers[dp.REG_RTT_SUM].pbuf.type_spec.bitstring.bit.bitwidth
 
 
 class _TaskFailure(logging.Filter):
@@ -155,7 +159,12 @@ class P4RuntimeDriver:
                  election_id: int = 10, side=None, timeout_s: float = 5.0):
         self.address, self.device_id, self.timeout_s, self.side = address, device_id, timeout_s, side
         self.schema = fy.P4Schema(Path(p4info))
-        self.counter_bits = side.counter_bits if side is not None else counter_bits(self.schema)
+        # P4Runtime's CounterData is 64-bit; the side driver, when there is one, reads the counts itself.
+        self.counter_bits = side.counter_bits if side is not None else dp.COUNTER_BITS
+        self.rtt_sum_bits = side.rtt_sum_bits if side is not None else rtt_sum_bits(self.schema)
+        # Without a side driver the queues belong to the target's own configuration: a bit rate on
+        # Tofino's traffic manager (and SUME's output queues).
+        self.queue_rate_unit = side.queue_rate_unit if side is not None else "bytes"
         self._options = fy.SwitchOptions(p4info=Path(p4info), p4blob=Path(device_config) if device_config else None,
                                          device_id=device_id, initial_election_id=election_id)
         self._loop: _EventLoopThread | None = None
@@ -220,7 +229,7 @@ class P4RuntimeDriver:
     def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
         if self.side is not None:
             return self.side.read_counters(ports)
-        return port_counters(self._call("read registers", lambda sw: _collect(sw.read(register_reads()))), ports)
+        return port_counters(self._call("read counters", lambda sw: _collect(sw.read(counter_reads()))), ports)
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
         if self.side is not None:

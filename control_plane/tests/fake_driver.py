@@ -2,11 +2,13 @@
 
 from control_plane.driver import PortCounters, SwitchUnavailable
 
+ZERO = PortCounters(0, 0, 0, 0, 0)
+
 
 class FakeDriver:
-    def __init__(self, ports, counter_bits=64):
-        self.counter_bits = counter_bits
-        self.counters = {p: PortCounters(0, 0, 0, 0) for p in ports}
+    def __init__(self, ports, counter_bits=64, rtt_sum_bits=32, queue_rate_unit="bytes"):
+        self.counter_bits, self.rtt_sum_bits, self.queue_rate_unit = counter_bits, rtt_sum_bits, queue_rate_unit
+        self.counters = {p: ZERO for p in ports}
         self.rates: dict[int, int] = {}
         self.rate_writes: list[dict[int, int]] = []
         self.routes = []
@@ -14,16 +16,17 @@ class FakeDriver:
         self.up = True
         self.connects = 0
 
-    def add(self, port, nbytes=0, rtt_us=0, samples=0, qdepth=None):
-        """Traffic crossed the port; wraps at counter_bits as hardware would."""
-        c, mask = self.counters[port], (1 << self.counter_bits) - 1
-        self.counters[port] = PortCounters((c.input_bytes + nbytes) & mask, (c.rtt_sum_us + rtt_us) & mask,
-                                           (c.rtt_count + samples) & mask,
+    def add(self, port, nbytes=0, packets=0, rtt_us=0, samples=0, qdepth=None):
+        """Traffic crossed the port; counts wrap at their widths as the data plane's would."""
+        c = self.counters[port]
+        wrap, wrap_sum = (1 << self.counter_bits) - 1, (1 << self.rtt_sum_bits) - 1
+        self.counters[port] = PortCounters((c.input_bytes + nbytes) & wrap, (c.input_packets + packets) & wrap,
+                                           (c.rtt_sum_us + rtt_us) & wrap_sum, (c.rtt_count + samples) & wrap,
                                            c.queue_depth_pkts if qdepth is None else qdepth)
 
     def restart(self):
         """The switch process restarted: state lost."""
-        self.counters = {p: PortCounters(0, 0, 0, 0) for p in self.counters}
+        self.counters = {p: ZERO for p in self.counters}
         self.rates, self.routes, self.queues = {}, [], {}
 
     def _check(self):

@@ -93,6 +93,12 @@ def test_R_rises_falls_and_survives_a_restart(network):
         _wait_for(lambda: loop.ports[1].R_bps >= 0.99 * C, 20, "R never rose to C under light load")
         assert records[-1]["d0_s"] == pytest.approx(RTT_US / 1e6, rel=0.2)
         assert records[-1]["y_bps"] == pytest.approx(C / 2, rel=0.3)
+        # bmv2 shapes in packets per second: y counts the packets the data plane counted, one slot each.
+        recent = records[-50:]
+        assert {r["y_unit"] for r in recent} == {"slots"} and recent[-1]["slot_bytes"] == FRAME
+        packets, seconds = sum(r["input_packets"] for r in recent), sum(r["period_s"] for r in recent)
+        assert packets / seconds == pytest.approx(QUEUE_PPS / 2, rel=0.3)
+        assert sum(r["input_bytes"] for r in recent) == packets * FRAME
 
         # Offered load at 1.5 C: a standing queue, y > C; R falls well below C.
         overload_start = len(records)
@@ -111,7 +117,7 @@ def test_R_rises_falls_and_survives_a_restart(network):
         n = len(records)
         _wait_for(lambda: len(records) > n + 50, 10, "the loop stopped producing intervals after the restart")
         assert all(r["R_bps"] >= loop.params.R_min_bps for r in records)
-        assert probe.read_register(dp.REG_INPUT_BYTES)[1] > 0
+        assert probe.read_counter(dp.COUNTER_INPUT, 1).packets > 0
     finally:
         stop.set()
         thread.join(5)
@@ -121,7 +127,7 @@ def test_R_rises_falls_and_survives_a_restart(network):
 
 def _switch_programmed(probe) -> bool:
     try:
-        return probe.read_register(dp.REG_RATE)[1] > 0 and probe.read_register(dp.REG_INPUT_BYTES)[1] > 0
+        return probe.read_register(dp.REG_RATE)[1] > 0 and probe.read_counter(dp.COUNTER_INPUT, 1).packets > 0
     except SwitchUnavailable:
         probe.connect()
         return False

@@ -59,7 +59,7 @@ def test_first_read_is_a_baseline_then_y_uses_measured_time():
 def test_d0_moving_average_and_missing_samples():
     loop, driver, clock, _ = make_loop(RcpParams(d0_init_s=0.1, d0_gain=0.5))
     loop.step()
-    driver.add(PORT, nbytes=1000, rtt_us=3 * 40_000, samples=3)     # mean 40 ms
+    driver.add(PORT, nbytes=1000, packets=1, rtt_us=3 * 40_000, samples=3)     # mean 40 ms
     clock.t += 0.01
     [rec] = loop.step()
     assert rec["d0_s"] == pytest.approx(0.1 + 0.5 * (0.04 - 0.1))
@@ -109,13 +109,72 @@ def test_counter_delta_wraps_and_detects_restart():
 
 
 def test_32bit_counters_wrap_inside_the_loop():
-    loop, driver, clock, _ = make_loop(driver=FakeDriver(S1.ports, counter_bits=32))
-    driver.add(PORT, nbytes=2**32 - 500)
+    loop, driver, clock, _ = make_loop(driver=FakeDriver(S1.ports, counter_bits=32, rtt_sum_bits=32))
+    driver.add(PORT, nbytes=2**32 - 500, rtt_us=2**32 - 100, samples=2**32 - 1)
     loop.step()
-    driver.add(PORT, nbytes=1500)              # wraps past 2^32
+    driver.add(PORT, nbytes=1500, rtt_us=40_100, samples=2)     # all three wrap past 2^32
     clock.t += 0.01
     [rec] = loop.step()
     assert rec["y_bps"] == pytest.approx(1500 * 8 / 0.01)
+    assert rec["rtt_samples"] == 2
+    assert rec["d0_s"] == pytest.approx(0.1 + 0.1 * (0.020050 - 0.1))
+
+
+def test_y_counts_slots_on_a_port_shaped_in_packets_per_second():
+    """bmv2 serves packets: a 60-byte SYN takes a full data-frame slot, so y counts packets x the frame."""
+    loop, driver, clock, records = make_loop(driver=FakeDriver(S1.ports, queue_rate_unit="packets"))
+    loop.step()
+    driver.add(PORT, nbytes=10 * 1000 + 5 * 60, packets=15)    # 10 data frames, 5 SYNs / ACK-sized frames
+    clock.t += 0.01
+    [rec] = loop.step()
+    frame = C / (8 * S1.rcp_ports[0].queue_rate_pps)
+    assert frame == 1000                                        # the topology's data_frame_bytes
+    assert rec["y_unit"] == "slots" and rec["slot_bytes"] == frame
+    assert rec["y_bps"] == pytest.approx(15 * 1000 * 8 / 0.01)
+    assert rec["y_bytes_bps"] == pytest.approx(10_300 * 8 / 0.01)
+    assert (rec["input_packets"], rec["input_bytes"]) == (15, 10_300)
+
+
+def test_y_counts_bytes_on_a_port_shaped_in_bytes():
+    """Tofino and SUME serve bits: the same traffic is its bytes."""
+    loop, driver, clock, records = make_loop(driver=FakeDriver(S1.ports, queue_rate_unit="bytes"))
+    loop.step()
+    driver.add(PORT, nbytes=10 * 1000 + 5 * 60, packets=15)
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["y_unit"] == "bytes" and rec["slot_bytes"] is None
+    assert rec["y_bps"] == rec["y_bytes_bps"] == pytest.approx(10_300 * 8 / 0.01)
+
+
+def test_a_port_without_a_packet_rate_counts_bytes_even_on_bmv2():
+    """Slots exist only where the queue is shaped in packets per second."""
+    topo = build_topology({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 12, "data_frame_bytes": 1000})
+    s1 = topo.switch("s1")
+    port = s1.rcp_ports[0]
+    port.queue_rate_pps = None
+    driver = FakeDriver(s1.ports, queue_rate_unit="packets")
+    loop = ControlLoop(s1, topo.routes("s1"), driver, RcpParams(queue_packet_bytes=1000), clock=Clock())
+    loop.resync()
+    loop.step()
+    driver.add(port.number, nbytes=600, packets=10)
+    loop.clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["y_unit"] == "bytes" and rec["y_bps"] == pytest.approx(600 * 8 / 0.01)
+
+
+def test_slots_follow_a_bandwidth_change():
+    """set_bottleneck changes the packet rate and C together; a slot stays one data frame."""
+    loop, driver, clock, _ = make_loop(driver=FakeDriver(S1.ports, queue_rate_unit="packets"))
+    loop.step()
+    S1.ports[PORT].queue_rate_pps = 750
+    try:
+        loop.set_capacity(PORT, 750 * 1000 * 8.0)
+        driver.add(PORT, nbytes=600, packets=10)
+        clock.t += 0.01
+        [rec] = loop.step()
+    finally:
+        S1.ports[PORT].queue_rate_pps = 1500
+    assert rec["slot_bytes"] == 1000 and rec["y_bps"] == pytest.approx(10 * 1000 * 8 / 0.01)
 
 
 def test_counter_going_backwards_is_a_restart_not_a_delta():

@@ -54,37 +54,53 @@ def test_rates_are_register_cells_indexed_by_port(schema):
     assert [(m.index.index, m.data.bitstring) for m in msgs] == [(2, b"\x13\x88"), (7, b"\x00")]
 
 
-def test_counters_are_read_as_whole_arrays(schema):
-    msgs = [e.encode(schema).register_entry for e in pr.register_reads()]
-    assert [m.register_id for m in msgs] == [schema.registers[n].id for n in pr.REGISTERS_READ]
-    assert not any(m.HasField("index") for m in msgs)     # no index: every cell
+def test_counts_are_read_as_whole_arrays_in_one_request(schema):
+    msgs = [e.encode(schema) for e in pr.counter_reads()]
+    counters = [m.counter_entry for m in msgs if m.HasField("counter_entry")]
+    registers = [m.register_entry for m in msgs if m.HasField("register_entry")]
+    assert [m.counter_id for m in counters] == [schema.counters[n].id for n in dp.RCP_COUNTERS]
+    assert [m.register_id for m in registers] == [schema.registers[n].id for n in dp.RCP_REGISTERS_READ]
+    assert not any(m.HasField("index") for m in (*counters, *registers))     # no index: every cell
 
 
-def _cell(schema, name: str, index: int, value: int) -> fy.P4RegisterEntry:
-    """A cell as a switch would return it, decoded by finsy."""
+def _register_cell(schema, name: str, index: int, value: int) -> fy.P4RegisterEntry:
+    """A register cell as a switch would return it, decoded by finsy."""
     msg = p4r.Entity(register_entry=p4r.RegisterEntry(
         register_id=schema.registers[name].id, index=p4r.Index(index=index),
         data=p4d.P4Data(bitstring=value.to_bytes(8, "big").lstrip(b"\0") or b"\0")))
     return fy.P4RegisterEntry.decode(msg, schema)
 
 
+def _counter_cell(schema, name: str, index: int, nbytes: int, packets: int) -> fy.P4CounterEntry:
+    msg = p4r.Entity(counter_entry=p4r.CounterEntry(
+        counter_id=schema.counters[name].id, index=p4r.Index(index=index),
+        data=p4r.CounterData(byte_count=nbytes, packet_count=packets)))
+    return fy.P4CounterEntry.decode(msg, schema)
+
+
 def test_port_counters_from_the_cells_read(schema):
-    values = {dp.REG_INPUT_BYTES: 2**64 - 5, dp.REG_RTT_SUM: 123456, dp.REG_RTT_COUNT: 3, dp.REG_QUEUE_DEPTH: 0}
-    cells = [_cell(schema, name, port, v + port) for name, v in values.items() for port in (1, 2, 3)]
-    cells[0] = _cell(schema, dp.REG_INPUT_BYTES, 1, 2**64 - 1)
+    cells = [_register_cell(schema, dp.REG_RTT_SUM, p, 2**32 - p) for p in (1, 2, 3)]
+    cells += [_register_cell(schema, dp.REG_QUEUE_DEPTH, p, p) for p in (1, 2, 3)]
+    cells += [_counter_cell(schema, dp.COUNTER_INPUT, p, 2**62 + p, 10 * p) for p in (1, 2, 3)]
+    cells += [_counter_cell(schema, dp.COUNTER_RTT_COUNT, p, 1000 * p, 4 * p) for p in (1, 2, 3)]
     assert pr.port_counters(cells, [1, 3]) == {
-        1: PortCounters(input_bytes=2**64 - 1, rtt_sum_us=123457, rtt_count=4, queue_depth_pkts=1),
-        3: PortCounters(input_bytes=2**64 - 2, rtt_sum_us=123459, rtt_count=6, queue_depth_pkts=3)}
+        1: PortCounters(input_bytes=2**62 + 1, input_packets=10, rtt_sum_us=2**32 - 1, rtt_count=4,
+                        queue_depth_pkts=1),
+        3: PortCounters(input_bytes=2**62 + 3, input_packets=30, rtt_sum_us=2**32 - 3, rtt_count=12,
+                        queue_depth_pkts=3)}
 
 
 def test_a_read_without_a_ports_cell_is_no_counter_value(schema):
-    cells = [_cell(schema, name, 1, 10) for name in pr.REGISTERS_READ if name != dp.REG_RTT_SUM]
-    with pytest.raises(SwitchUnavailable, match=dp.REG_RTT_SUM):
+    cells = [_register_cell(schema, name, 1, 10) for name in dp.RCP_REGISTERS_READ]
+    cells += [_counter_cell(schema, dp.COUNTER_INPUT, 1, 100, 1)]
+    with pytest.raises(SwitchUnavailable, match=dp.COUNTER_RTT_COUNT):
         pr.port_counters(cells, [1])
 
 
-def test_counter_width_comes_from_the_program(schema):
-    assert pr.counter_bits(schema) == dp.COUNTER_BITS
+def test_counter_widths_come_from_the_program_and_p4runtime(schema):
+    assert pr.rtt_sum_bits(schema) == dp.RTT_SUM_BITS
+    driver = pr.P4RuntimeDriver("127.0.0.1:1", FIXTURE)
+    assert (driver.counter_bits, driver.rtt_sum_bits, driver.queue_rate_unit) == (64, 32, "bytes")
 
 
 def test_without_a_side_driver_queues_are_refused_clearly():

@@ -1,11 +1,11 @@
-"""The three additions: input bytes (every packet), RTT sum and RTT count (valid samples of forward RCP packets)."""
+"""The three additions: input packets and bytes (every packet), RTT sum and RTT count (valid samples of forward RCP packets)."""
 
 from ptf import testutils
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
-from base import HOST_MAC, SWITCH_MAC, RcpTest, host_ip, rcp_packet, routed, udp_packet
-from p4rcp import dataplane as dp
+from base import (HOST_MAC, INPUT_BYTES, INPUT_PACKETS, RTT_COUNT, RTT_SUM, SWITCH_MAC, RcpTest, host_ip,
+                  rcp_packet, routed, udp_packet)
 from p4rcp.protocol import RCP_MAX_RTT_US, SYN
 
 
@@ -40,7 +40,7 @@ class ManySamplesAddUpTest(RcpTest):
             total_bytes += len(pkt)
             total_rtt += 1000 + i
         self.assert_counter_deltas(before, self.snapshot(), {
-            (dp.REG_INPUT_BYTES, 2): total_bytes, (dp.REG_RTT_SUM, 2): total_rtt, (dp.REG_RTT_COUNT, 2): 20})
+            (INPUT_BYTES, 2): total_bytes, (INPUT_PACKETS, 2): 20, (RTT_SUM, 2): total_rtt, (RTT_COUNT, 2): 20})
 
 
 class NonRcpTrafficCountsOnlyBytesTest(RcpTest):

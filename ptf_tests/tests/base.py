@@ -2,7 +2,8 @@
 
 Port i of the switch leads to subnet 10.0.i.0/24 (next hop MAC HOST_MAC[i]).
 Every test starts with R = 0 on every port and leaves it so; counters are
-monotonic, so tests assert deltas between snapshots, on every port.
+monotonic, so tests assert deltas between snapshots, on every port (and on
+the drop port's cell, which nothing may count into).
 """
 
 import copy
@@ -23,7 +24,10 @@ PORTS = (0, 1, 2, 3)
 SWITCH_MAC = {p: f"00:aa:00:00:00:0{p}" for p in PORTS}
 HOST_MAC = {p: f"00:00:00:00:00:0{p}" for p in PORTS}
 ROUTES = [Route(f"10.0.{p}.0/24", p, SWITCH_MAC[p], HOST_MAC[p]) for p in PORTS]
-REGISTERS = (*dp.COUNTER_REGISTERS, dp.REG_QUEUE_DEPTH, dp.REG_RATE)
+DROP_PORT = 511
+# The monotonic counts, by what they count: (counter extern, field) or register.
+INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT = "input bytes", "input packets", "RTT sum", "RTT count"
+COUNTS = (INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT)
 
 
 def host_ip(port, n=2):
@@ -78,17 +82,29 @@ class RcpTest(BaseTest):
         self.switch.write_rates_kbps(rates_kbps)
 
     def snapshot(self):
-        return {name: self.switch.read_register(name) for name in REGISTERS}
+        """The counts of every port (and of the drop port's cell), the queue-depth and rate registers."""
+        cells = (*PORTS, DROP_PORT)
+        inputs = {p: self.switch.read_counter(dp.COUNTER_INPUT, p) for p in cells}
+        rtt_sum = self.switch.read_register(dp.REG_RTT_SUM)
+        return {INPUT_BYTES: {p: inputs[p].bytes for p in cells},
+                INPUT_PACKETS: {p: inputs[p].packets for p in cells},
+                RTT_SUM: {p: rtt_sum[p] for p in cells},
+                RTT_COUNT: {p: self.switch.read_counter(dp.COUNTER_RTT_COUNT, p).packets for p in cells},
+                dp.REG_QUEUE_DEPTH: self.switch.read_register(dp.REG_QUEUE_DEPTH),
+                dp.REG_RATE: self.switch.read_register(dp.REG_RATE)}
 
     def send(self, port, pkt):
         testutils.send_packet(self, port, pkt)
 
     def assert_counter_deltas(self, before, after, expected):
-        """expected: {(register, port): delta}; every other counter cell of
-        every port must be unchanged."""
-        for name in dp.COUNTER_REGISTERS:
-            for port, (old, new) in enumerate(zip(before[name], after[name])):
-                want = expected.get((name, port), 0)
+        """expected: {(count, port): delta}; every other count of every port
+        must be unchanged. Input bytes for a port without input packets
+        mean one packet."""
+        for name in COUNTS:
+            for port, old in before[name].items():
+                new = after[name][port]
+                one_packet = name == INPUT_PACKETS and (INPUT_BYTES, port) in expected
+                want = expected.get((name, port), 1 if one_packet else 0)
                 self.assertEqual(new - old, want, f"{name}[{port}] changed by {new - old}, expected {want}")
 
     def forward_and_check(self, pkt, out_port, expected_pkt, rtt_us=None):
@@ -98,10 +114,10 @@ class RcpTest(BaseTest):
         self.send(0, pkt)
         testutils.verify_packet(self, expected_pkt, out_port)
         testutils.verify_no_other_packets(self)
-        deltas = {(dp.REG_INPUT_BYTES, out_port): len(pkt)}
+        deltas = {(INPUT_BYTES, out_port): len(pkt)}
         if rtt_us is not None:
-            deltas[(dp.REG_RTT_SUM, out_port)] = rtt_us
-            deltas[(dp.REG_RTT_COUNT, out_port)] = 1
+            deltas[(RTT_SUM, out_port)] = rtt_us
+            deltas[(RTT_COUNT, out_port)] = 1
         self.assert_counter_deltas(before, self.snapshot(), deltas)
 
     def drop_and_check(self, pkt):

@@ -1,12 +1,13 @@
 // The RCP router's per-packet work on TNA, output port p: three additions and
-// two comparisons, each addition one RegisterAction of a stateful ALU.
-// Addition 1 (input bytes) runs in ingress, on arrival (routing.p4); the
-// rest here, on departure.
+// two comparisons. Addition 1 (input packets and bytes) runs in ingress, on
+// arrival (routing.p4); the rest here, on departure. The pure counts are
+// Counter externs, as on v1model; the RTT sum adds a packet field, so it is a
+// RegisterAction of a stateful ALU.
 //
-// Cells are 32 bits, Tofino's stateful-ALU width. Counters wrap; the control
-// plane takes deltas modulo 2^32 (control_plane/loop.py counter_delta with
-// counter_bits = 32), which is exact while less than 2 GB cross a port
-// between two reads (1.6 Tb/s at T = 10 ms). docs/porting.md has the details.
+// Register cells are 32 bits, Tofino's stateful-ALU width. The RTT sum wraps;
+// the control plane takes its deltas modulo 2^32 (control_plane/loop.py
+// counter_delta with rtt_sum_bits = 32), exact while the samples of one
+// interval add up to less than 2^31 us. docs/porting.md has the details.
 
 control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
                   in egress_intrinsic_metadata_t eg_intr_md,
@@ -14,7 +15,7 @@ control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
                   inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     @name(".rcp_rtt_sum")     Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_sum;
-    @name(".rcp_rtt_count")   Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_count;
+    @name(".rcp_rtt_count")   Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_rtt_count;
     // Queue depth on enqueue in Tofino queue cells (80 bytes on Tofino 1).
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
     // R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
@@ -22,9 +23,6 @@ control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
 
     RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {
         void apply(inout bit<32> sum) { sum = sum + hdr.rcp.rtt_us; }                           // addition 2
-    };
-    RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_count) add_rtt_sample = {
-        void apply(inout bit<32> count) { count = count + 1; }                                  // addition 3
     };
     RegisterAction<bit<32>, PortId_t, void>(rcp_queue_depth) record_queue_depth = {
         void apply(inout bit<32> depth) { depth = (bit<32>) eg_intr_md.enq_qdepth; }
@@ -49,7 +47,7 @@ control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
         if (is_forward_rcp) {
             if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {                      // comparison 1
                 add_rtt.execute(p);
-                add_rtt_sample.execute(p);
+                rcp_rtt_count.count(p);                                                             // addition 3
             }
             hdr.rcp.rate_kbps = stamp_rate.execute(p);                                          // comparison 2
         }

@@ -42,8 +42,18 @@ parser RcpParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
         // A datagram on the RCP port too short for the header is not RCP.
         meta.udp_fits_rcp = hdr.udp.length >= UDP_HEADER_BYTES + RCP_HEADER_BYTES;
         transition select(meta.udp_fits_rcp, hdr.udp.src_port, hdr.udp.dst_port) {
-            (true, RCP_UDP_PORT, _): parse_rcp;
-            (true, _, RCP_UDP_PORT): parse_rcp;
+            (true, RCP_UDP_PORT, _): parse_rcp_type;
+            (true, _, RCP_UDP_PORT): parse_rcp_type;
+            default: accept;
+        }
+    }
+
+    // Only forward RCP packets (DATA and SYN of this version) become hdr.rcp: the router samples and
+    // stamps nothing else, and the others pass through as payload, byte for byte.
+    state parse_rcp_type {
+        transition select(packet.lookahead<bit<8>>()) {
+            RCP_VERSION ++ RCP_TYPE_DATA: parse_rcp;
+            RCP_VERSION ++ RCP_TYPE_SYN: parse_rcp;
             default: accept;
         }
     }

@@ -3,11 +3,14 @@
 #define P4RCP_V1MODEL_ROUTING_P4
 
 #include "size.p4"
+#ifndef WITHOUT_RCP
+#include "rcp.p4"          // rcp_input, counted in set_next_hop_routing_v4
+#endif
 
 // Frames the pipeline received per ingress port. Compared with the kernel's
 // count of frames delivered to the switch's interfaces, it tells the
 // experiments whether bmv2 dropped input for want of CPU.
-@name(".ingress_packets") counter(NUM_PORTS, CounterType.packets) ingress_packets;
+@name(".ingress_packets") counter<PortId_t>(NUM_PORTS, CounterType.packets) ingress_packets;
 
 control Routing(inout headers_t hdr, inout standard_metadata_t std_meta) {
     @name(".drop_routing_v4")
@@ -21,6 +24,9 @@ control Routing(inout headers_t hdr, inout standard_metadata_t std_meta) {
         hdr.ethernet.src_addr = src_mac;
         hdr.ethernet.dst_addr = dst_mac;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+#ifndef WITHOUT_RCP
+        rcp_input.count(port);          // RCP addition 1 (rcp.p4): in the action, no table of its own
+#endif
     }
 
     @name(".routing_v4")
@@ -32,7 +38,7 @@ control Routing(inout headers_t hdr, inout standard_metadata_t std_meta) {
     }
 
     apply {
-        ingress_packets.count((bit<32>) std_meta.ingress_port);
+        ingress_packets.count(std_meta.ingress_port);
         bool malformed = std_meta.parser_error != error.NoError || std_meta.checksum_error == 1;
         if (!hdr.ipv4.isValid() || malformed || hdr.ipv4.ttl <= 1) {
             mark_to_drop(std_meta);

@@ -5,7 +5,5 @@
 // any port number a topology uses indexes inside the arrays.
 #define NUM_PORTS 512
 #define ROUTING_V4_SIZE 1024
-// v1model's egress_spec after mark_to_drop.
-#define DROP_PORT 511
 
 #endif
