@@ -29,7 +29,11 @@ class VethPairs:
                     # No IPv6 autoconfiguration chatter on the test ports.
                     with open(f"/proc/sys/net/ipv6/conf/{iface}/disable_ipv6", "w") as f:
                         f.write("1")
-                    _ip("link", "set", iface, "mtu", "9000", "up")
+                    # Offloads off before simple_switch opens the port: libpcap sizes bmv2's receive ring for
+                    # the largest frame the interface may deliver, 64 KiB (32 frames) with segmentation offloads.
+                    subprocess.run(["ethtool", "--offload", iface, "rx", "off", "tx", "off", "sg", "off", "tso", "off",
+                                    "gso", "off", "gro", "off"], check=True, capture_output=True)
+                    _ip("link", "set", iface, "up")
         except (subprocess.CalledProcessError, OSError):
             self.delete()
             raise
