@@ -12,10 +12,15 @@ def recv(out: Path) -> list[str]:
     return [str(HOST_BINARY), "recv", "--out", str(out)]
 
 
+# Goodput samples of long flows: fine enough to time a joining flow in RTTs of 40 ms.
+LONG_FLOW_SAMPLE_S = 0.02
+
+
 def long_flow(dst_ip: str, scheme: str, duration_s: float, flow_id: int, out: Path, trace: Path) -> list[str]:
     """The flow id also seeds the sender's controller (PCC's randomised trials)."""
     return [str(HOST_BINARY), "send", "--to", dst_ip, "--cc", scheme, "--duration", f"{duration_s:.3f}",
-            "--flow-id", str(flow_id), "--out", str(out), "--trace", str(trace)]
+            "--flow-id", str(flow_id), "--out", str(out), "--trace", str(trace),
+            "--sample-interval", f"{LONG_FLOW_SAMPLE_S}"]
 
 
 def poisson(dst_ip: str, scheme: str, load: float, capacity_bps: float, sizes: str, duration_s: float,

@@ -69,6 +69,33 @@ def check_receive_rings(pids) -> None:
                                f"frames (< {MIN_RING_FRAMES}): were offloads on when it started?")
 
 
+def switch_interface_names(topology: Topology) -> list[str]:
+    """The root-namespace interfaces Mininet will create for these switches (Mininet's `<switch>-eth<port>`)."""
+    return [f"{sw.name}-eth{port}" for sw in topology.switches.values() for port in sw.ports]
+
+
+def remove_stale_interfaces(names: list[str]) -> None:
+    """A run killed with SIGKILL leaves its switch-to-switch veth pairs behind (both ends live in the root
+    namespace, which outlives the run), and Mininet then cannot create them. Remove those no running
+    simple_switch uses; refuse, naming the process, if one does (another experiment is running)."""
+    existing = [n for n in names if Path("/sys/class/net", n).exists()]
+    if not existing:
+        return
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"simple_switch"):
+            used = [n for n in existing if any(arg.endswith(b"@" + n.encode()) for arg in argv)]
+            if used:
+                raise RuntimeError(f"interfaces {', '.join(used)} belong to simple_switch {proc.name}, "
+                                   "still running: another experiment? Stop it first.")
+    for name in existing:
+        log.warning("removing %s, left behind by a run that was killed", name)
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
 def emulator_name(host: str) -> str:
     return f"d{host}"
 
@@ -99,6 +126,7 @@ class Network:
     emulators: list[subprocess.Popen] = field(default_factory=list)
 
     def start(self) -> "Network":
+        remove_stale_interfaces(switch_interface_names(self.topology))
         topo = MininetTopo(self.topology, self.json_path, self.out_dir if self.switch_logs else None)
         self.net = Mininet(topo=topo, host=Host, controller=None, autoSetMacs=False, build=False)
         try:

@@ -95,6 +95,8 @@ def metrics(run: dict, exp) -> dict:
         m["mean_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in records) / topo.data_frame_bytes
     if exp.long_flows and run["meta"].get("events"):
         m["to_fair_share_s"] = _times_to_fair_share(run, topo, C)
+    if len({f.start_s for f in exp.long_flows}) > 1 and len(topo.bottlenecks) == 1:
+        m["join_rtts"] = _join_times(run, topo, C)
     if exp.long_flows:
         shares = _steady_goodputs(run, exp)
         m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
@@ -162,6 +164,23 @@ def _times_to_fair_share(run: dict, topo, C_bps: float) -> list[float | None]:
     return times
 
 
+def _join_times(run: dict, topo, C_bps: float) -> list[float | None]:
+    """Per long flow that joins others (in start order), in its own RTTs: from its first SYN until its goodput
+    (100 ms samples) stays within 20% of its new fair share, the capacity's payload rate over the flows then
+    running, for 0.5 s; None if that did not happen before the next flow joined or the first one ended."""
+    flows = sorted(run["flows"], key=lambda f: f["start_unix_s"])
+    ends = [f["start_unix_s"] + (f.get("fct_s") or math.inf) for f in flows]
+    payload = C_bps * topo.mss_bytes / topo.data_frame_bytes / 1e3      # kb/s of application bytes
+    times = []
+    for k, f in enumerate(flows[1:], start=2):
+        until = min([g["start_unix_s"] for g in flows[k:]] + ends)
+        samples = run["rates"].get(f"{f['host']}/{f['flow_id']}", [])
+        t = time_to_share(samples, f["start_unix_s"], payload / k, until_s=until, window_s=0.1, hold_s=0.5) \
+            if samples else None
+        times.append(None if t is None else t / _rtt(topo, f["host"]))
+    return times
+
+
 def _rtt(topo, host: str) -> float:
     """Base RTT of a flow from this sender: every topology puts the whole delay on the sender's link."""
     return 2 * topo.hosts[host].delay_ms / 1000
@@ -181,6 +200,11 @@ COLUMNS = [
     ("throughput_mbps", "throughput (Mb/s)", ".2f"),
     ("rtt_ratio", "throughput short / long RTT", ".2f"),
 ]
+# Figures per event of a run, in order (bandwidth changes, flows joining): "never" where one did not happen.
+EVENT_COLUMNS = [
+    ("to_fair_share_s", "to fair share after each event (s)", ".1f"),
+    ("join_rtts", "joining flow to its fair share (RTTs)", ".1f"),
+]
 # Flow-size bins of the FCT tables, in DATA packets: decades, as the RCP papers plot FCT.
 PACKET_DECADES = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
 
@@ -195,9 +219,10 @@ def aggregate(per_seed: list[dict]) -> dict:
            "per_seed": valid}
     for key, _, _ in COLUMNS:
         agg[key] = Spread.of(m.get(key) for m in valid)
-    settle = [m["to_fair_share_s"] for m in valid if "to_fair_share_s" in m]
-    if settle:
-        agg["to_fair_share_s"] = [None if None in times else Spread.of(times) for times in zip(*settle)]
+    for key, _, _ in EVENT_COLUMNS:
+        per_seed = [m[key] for m in valid if key in m]
+        if per_seed:
+            agg[key] = [None if None in times else Spread.of(times) for times in zip(*per_seed)]
     if any("max_min" in m for m in valid):
         flows = valid[0]["max_min"]
         agg["max_min"] = {f: (Spread.of(m["max_min"][f][0] for m in valid if f in m.get("max_min", {})), share)
@@ -208,9 +233,8 @@ def aggregate(per_seed: list[dict]) -> dict:
 def summary_table(rows: list[tuple[str, dict]]) -> str:
     """rows: (scheme, aggregate). Figures are means over the valid seeds, (lowest-highest) where they differ."""
     shown = [c for c in COLUMNS if any(agg.get(c[0]) is not None for _, agg in rows)]
-    settling = any("to_fair_share_s" in agg for _, agg in rows)
-    header = ["scheme", "valid runs", "flows done"] + [h for _, h, _ in shown] \
-        + (["to fair share after each event (s)"] if settling else [])
+    events = [c for c in EVENT_COLUMNS if any(c[0] in agg for _, agg in rows)]
+    header = ["scheme", "valid runs", "flows done"] + [h for _, h, _ in shown + events]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for scheme, agg in rows:
         if not agg["valid_runs"]:
@@ -218,9 +242,8 @@ def summary_table(rows: list[tuple[str, dict]]) -> str:
             continue
         cells = [scheme, f"{agg['valid_runs']}/{agg['runs']}", f"{agg['done']}/{agg['flows']}"]
         cells += [_cell(agg.get(key), spec, agg["valid_runs"]) for key, _, spec in shown]
-        if settling:
-            cells.append(" / ".join("never" if t is None else t.format(".1f")
-                                    for t in agg.get("to_fair_share_s", [])) or "-")
+        for key, _, spec in events:
+            cells.append(" / ".join("never" if t is None else t.format(spec) for t in agg.get(key, [])) or "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -1,0 +1,44 @@
+"""Stale interfaces of a killed run: removed when nothing uses them, kept (with an error) when a switch does."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topo.network import remove_stale_interfaces
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="creates veth pairs: needs root")
+
+NAMES = ["zz9-eth1", "zz8-eth1"]
+
+
+@pytest.fixture
+def stale_pair():
+    subprocess.run(["ip", "link", "add", NAMES[0], "type", "veth", "peer", "name", NAMES[1]], check=True)
+    yield NAMES
+    for name in NAMES:
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+def exists(name):
+    return Path("/sys/class/net", name).exists()
+
+
+def test_a_pair_nobody_uses_is_removed(stale_pair):
+    remove_stale_interfaces(stale_pair + ["zz7-eth1"])
+    assert not any(exists(n) for n in stale_pair)
+
+
+def test_a_pair_a_running_switch_uses_is_kept(stale_pair):
+    # A process whose argv reads like simple_switch's: `simple_switch ... -i 1@zz9-eth1`.
+    switch = subprocess.Popen(["simple_switch", "-c", "import time; time.sleep(30)", "-i", f"1@{NAMES[0]}"],
+                              executable=sys.executable)
+    try:
+        with pytest.raises(RuntimeError, match=f"{NAMES[0]}.*simple_switch {switch.pid}"):
+            remove_stale_interfaces(stale_pair)
+        assert all(exists(n) for n in stale_pair)
+    finally:
+        switch.kill()
+        switch.wait()
