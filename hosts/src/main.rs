@@ -3,6 +3,7 @@
 mod cc;
 mod engine;
 mod linkem;
+mod monitor;
 mod net;
 mod pattern;
 mod rangeset;

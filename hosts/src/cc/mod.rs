@@ -90,20 +90,26 @@ pub struct MiReport {
     /// Actual length (s): from its start until the next interval started.
     pub duration_s: f64,
     pub sent_pkts: u32,
-    pub acked_pkts: u32,
+    /// Packets an ACK covered (cumulative ack or SACK block).
+    pub delivered_pkts: u32,
+    /// Packets loss detection gave up on while nothing covered them.
     pub lost_pkts: u32,
     /// Achieved sending rate x (kb/s): frame bits sent over the time span of
-    /// the interval's packets (see `sender::Mi::report`).
+    /// the interval's packets (see `monitor::Mi::report`).
     pub send_kbps: f64,
-    /// Throughput T = x * (frame bits acknowledged / frame bits sent).
+    /// Throughput T = x * (frame bits delivered / frame bits sent).
     pub throughput_kbps: f64,
     /// lost_pkts / sent_pkts (0 when nothing was sent).
     pub loss: f64,
-    /// Mean RTT of the acknowledged packets (s).
+    /// Mean RTT of the interval's RTT samples (s).
     pub avg_rtt_s: f64,
-    /// Slope of RTT over send time (s/s) by least squares over the
-    /// acknowledged packets of the interval; 0 with fewer than 2 samples.
+    /// Reliable RTT samples (`monitor::SampleFilter`) of the interval.
+    pub rtt_samples: u32,
+    /// Slope of RTT over send time (s/s), least squares over the reliable
+    /// samples; 0 with fewer than 2.
     pub rtt_gradient: f64,
+    /// Root mean square of the RTTs around that line (s).
+    pub rtt_residual: f64,
     /// The sender ran out of data during the interval.
     pub app_limited: bool,
 }
@@ -121,12 +127,6 @@ pub trait RateController: Send {
     /// The rate echoed by an ACK (the minimum the routers stamped). Returns a
     /// new pacing rate to apply at once, if any.
     fn on_feedback(&mut self, _feedback_kbps: u32, _ctx: &Ctx) -> Option<f64> {
-        None
-    }
-    /// Interval `id` still has packets unaccounted for long after it ended
-    /// (Vivace's MI timeout). Returns a rate to apply at once, if any; the
-    /// interval's report still arrives later.
-    fn on_mi_timeout(&mut self, _id: u64, _ctx: &Ctx) -> Option<f64> {
         None
     }
     /// What DATA packets carry in `rate_kbps` when pacing at `pacing_kbps`.
@@ -239,13 +239,15 @@ pub(crate) fn report(id: u64, rate: f64, loss: f64) -> MiReport {
         rate_kbps: rate,
         duration_s: 0.06,
         sent_pkts: 100,
-        acked_pkts: (100.0 * (1.0 - loss)) as u32,
+        delivered_pkts: (100.0 * (1.0 - loss)) as u32,
         lost_pkts: (100.0 * loss) as u32,
         send_kbps: rate,
         throughput_kbps: rate * (1.0 - loss),
         loss,
         avg_rtt_s: 0.03,
+        rtt_samples: 100,
         rtt_gradient: 0.0,
+        rtt_residual: 0.0,
         app_limited: false,
     }
 }

@@ -28,19 +28,6 @@ pub fn filter_gradient(g: f64, flt: f64) -> f64 {
     }
 }
 
-/// Least-squares slope of `y` over `x` from running sums
-/// (n, Σx, Σy, Σxy, Σx²); 0 when fewer than 2 points or all `x` equal.
-pub fn regression_slope(n: f64, sx: f64, sy: f64, sxy: f64, sxx: f64) -> f64 {
-    if n < 2.0 {
-        return 0.0;
-    }
-    let den = n * sxx - sx * sx;
-    if den.abs() < 1e-18 {
-        return 0.0;
-    }
-    (n * sxy - sx * sy) / den
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,15 +67,10 @@ mod tests {
     }
 
     #[test]
-    fn filter_and_regression() {
+    fn filter() {
         assert_eq!(filter_gradient(0.005, 0.01), 0.0);
         assert_eq!(filter_gradient(-0.005, 0.01), 0.0);
         assert_eq!(filter_gradient(0.02, 0.01), 0.02);
         assert_eq!(filter_gradient(-0.02, 0.01), -0.02);
-        // points (0, 1), (1, 3), (2, 5): slope 2
-        // n=3, Σx=3, Σy=9, Σxy=0+3+10=13, Σx²=5: (39-27)/(15-9) = 2
-        close(regression_slope(3.0, 3.0, 9.0, 13.0, 5.0), 2.0);
-        assert_eq!(regression_slope(1.0, 1.0, 1.0, 1.0, 1.0), 0.0);
-        assert_eq!(regression_slope(2.0, 2.0, 3.0, 3.0, 2.0), 0.0); // same x twice
     }
 }

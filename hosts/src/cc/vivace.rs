@@ -27,8 +27,6 @@
 //!   w = w0 + j * delta, w0 = 0.05, delta = 0.05: j grows by one each time
 //!   the step is capped; otherwise j becomes the smallest value whose bound
 //!   holds dr; j = 0 on a reversal.
-//! - MI timeout: an MI whose packets are not all accounted for long after it
-//!   ended halves the rate and restarts probing.
 
 use super::pcc::{random_pairs, trial_rate, Phase};
 use super::{utility, Ctx, MiPlan, MiReport, RateController};
@@ -309,19 +307,6 @@ impl RateController for Vivace {
         }
     }
 
-    fn on_mi_timeout(&mut self, id: u64, ctx: &Ctx) -> Option<f64> {
-        if !self.phase.owns(id) {
-            return None; // already reacted in this phase
-        }
-        self.rate = ctx.clamp(self.rate / 2.0);
-        self.recheck = None;
-        self.last_dir = 0.0;
-        self.k = 0;
-        self.j = 0;
-        self.enter(State::Probing);
-        Some(self.rate)
-    }
-
     fn state(&self) -> &'static str {
         match (self.state, self.recheck.is_some()) {
             (State::SlowStart, _) => "slow_start",
@@ -536,20 +521,5 @@ mod tests {
         assert!(s.on_mi(&r2, &ctx));
         assert_eq!(s.state(), "probing");
         close(s.rate, p[1].rate_kbps);
-    }
-
-    #[test]
-    fn mi_timeout_halves_once_per_phase() {
-        let (mut s, ctx) = vivace(Variant::Default, 10_000.0);
-        s.next_mi(0, &ctx);
-        s.next_mi(1, &ctx);
-        s.last_dir = 1.0;
-        s.k = 5;
-        assert_eq!(s.on_mi_timeout(0, &ctx), Some(5_000.0));
-        assert_eq!((s.k, s.j, s.last_dir), (0, 0, 0.0));
-        // MI 1 belongs to the abandoned phase: no second halving
-        assert_eq!(s.on_mi_timeout(1, &ctx), None);
-        // and its late report is ignored
-        assert!(!s.on_mi(&report(1, 9_500.0, 0.5), &ctx));
     }
 }
