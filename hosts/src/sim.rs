@@ -471,7 +471,7 @@ mod tests {
     fn schemes() -> Vec<CcSpec> {
         vec![
             CcSpec::Rcp,
-            CcSpec::Allegro,
+            CcSpec::Allegro(crate::cc::allegro::Utility::Paper),
             CcSpec::Vivace(Variant::Default),
             CcSpec::Vivace(Variant::Loss),
             CcSpec::Vivace(Variant::Latency),
@@ -606,9 +606,11 @@ mod tests {
 #[cfg(test)]
 mod pcc {
     use super::*;
+    use crate::cc::allegro::Utility;
     use crate::cc::vivace::Variant;
 
-    const ALLEGRO: CcSpec = CcSpec::Allegro;
+    const ALLEGRO: CcSpec = CcSpec::Allegro(Utility::Paper);
+    const ALLEGRO_REF: CcSpec = CcSpec::Allegro(Utility::Reference);
     const VIVACE: CcSpec = CcSpec::Vivace(Variant::Default);
     const VIVACE_LOSS: CcSpec = CcSpec::Vivace(Variant::Loss);
 
@@ -694,7 +696,7 @@ mod pcc {
     #[test]
     #[ignore]
     fn explore_pcc() {
-        let list = [ALLEGRO, VIVACE, VIVACE_LOSS];
+        let list = [ALLEGRO, ALLEGRO_REF, VIVACE, VIVACE_LOSS];
         for cc in &list {
             for seed in seeds() {
                 let a = [0.0, 0.01, 0.02].map(|l| alone(cc, l, 0.0, seed));
@@ -716,6 +718,106 @@ mod pcc {
                     rr[1],
                     bw
                 );
+            }
+        }
+    }
+
+    /// Not a test: per-flow goodput (Mb/s) per second of the four-flow
+    /// scenario (`SIM_CC=allegro`, `SIM_SEEDS`).
+    #[test]
+    #[ignore]
+    fn explore_four_flows() {
+        let cc = CcSpec::parse(&std::env::var("SIM_CC").unwrap_or_else(|_| "allegro".into())).unwrap_or(ALLEGRO);
+        let jitter: f64 = std::env::var("SIM_JITTER")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.0);
+        for seed in seeds() {
+            let net = Net {
+                arrival_jitter_s: jitter,
+                ..Net::bottleneck(12_000.0, 64.0)
+            };
+            let flows: Vec<FlowSpec> = (0..4)
+                .map(|i| FlowSpec::long(cc.clone(), 0.040, 2.0 * i as f64, 30.0))
+                .collect();
+            let r = simulate(&net, &flows, seed, 60.0);
+            eprintln!("jain 20-30 s: {:.3}", r.jain(20.0, 30.0));
+            for f in &r.flows {
+                let v: Vec<String> = (0..30)
+                    .map(|t| format!("{:4.1}", f.goodput(t as f64, t as f64 + 1.0) / 1000.0))
+                    .collect();
+                let lost = f.sent.packets_lost.unwrap_or(0) as f64 / f.sent.packets_sent.max(1) as f64;
+                eprintln!("seed {seed} loss {lost:.3} {}", v.join(" "));
+                if std::env::var("SIM_LOSS_TRACE").is_ok() {
+                    let l: Vec<String> = (0..30)
+                        .map(|t| {
+                            let v: Vec<f64> = f
+                                .trace
+                                .iter()
+                                .filter(|l| {
+                                    l.event == "sample" && (t as f64..t as f64 + 1.0).contains(&(f.start_s + l.t_s))
+                                })
+                                .filter_map(|l| l.loss)
+                                .collect();
+                            format!("{:4.0}", 100.0 * v.iter().sum::<f64>() / v.len().max(1) as f64)
+                        })
+                        .collect();
+                    eprintln!("seed {seed} loss%          {}", l.join(" "));
+                }
+            }
+        }
+    }
+
+    /// Not a test: per-flow loss of fixed-rate flows at an overloaded
+    /// drop-tail queue, by arrival jitter.
+    #[test]
+    #[ignore]
+    fn explore_droptail() {
+        for jitter in [0.0, 0.0002, 0.0005, 0.001, 0.002] {
+            let net = Net {
+                arrival_jitter_s: jitter,
+                ..Net::bottleneck(12_000.0, 64.0)
+            };
+            let flows: Vec<FlowSpec> = [10_000.0, 1_000.0, 1_000.0, 1_000.0]
+                .iter()
+                .map(|r| FlowSpec::long(CcSpec::Fixed(*r), 0.040, 0.0, 20.0))
+                .collect();
+            let r = simulate(&net, &flows, 1, 60.0);
+            let l: Vec<String> = r
+                .flows
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{:.3}",
+                        f.sent.packets_lost.unwrap_or(0) as f64 / f.sent.packets_sent as f64
+                    )
+                })
+                .collect();
+            eprintln!("jitter {jitter}: loss {}", l.join(" "));
+        }
+    }
+
+    /// Not a test: per-flow goodput (Mb/s) per half second of the
+    /// bandwidth-change scenario (`SIM_CC`, `SIM_SEEDS`).
+    #[test]
+    #[ignore]
+    fn explore_bw() {
+        let cc = CcSpec::parse(&std::env::var("SIM_CC").unwrap_or_else(|_| "vivace".into())).unwrap_or(VIVACE);
+        for seed in seeds() {
+            let net = Net {
+                rate_changes: vec![(10.0, 6_000.0), (20.0, 12_000.0)],
+                ..Net::bottleneck(12_000.0, 64.0)
+            };
+            let flows = [
+                FlowSpec::long(cc.clone(), 0.040, 0.0, 30.0),
+                FlowSpec::long(cc.clone(), 0.040, 0.0, 30.0),
+            ];
+            let r = simulate(&net, &flows, seed, 60.0);
+            for f in &r.flows {
+                let v: Vec<String> = (16..50)
+                    .map(|t| format!("{:4.1}", f.goodput(t as f64 * 0.5, t as f64 * 0.5 + 0.5) / 1000.0))
+                    .collect();
+                eprintln!("seed {seed} {}", v.join(" "));
             }
         }
     }

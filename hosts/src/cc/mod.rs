@@ -141,7 +141,8 @@ pub trait RateController: Send {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcSpec {
     Rcp,
-    Allegro,
+    /// `allegro` (the paper's utility), `allegro-ref` (the reference code's).
+    Allegro(allegro::Utility),
     /// `vivace`, `vivace-loss`, `vivace-latency` (see `vivace::Params`).
     Vivace(vivace::Variant),
     /// `fixed:RATE`, in kb/s.
@@ -166,7 +167,8 @@ impl CcSpec {
         };
         match head.as_str() {
             "rcp" => no_arg(CcSpec::Rcp),
-            "allegro" => no_arg(CcSpec::Allegro),
+            "allegro" => no_arg(CcSpec::Allegro(allegro::Utility::Paper)),
+            "allegro-ref" => no_arg(CcSpec::Allegro(allegro::Utility::Reference)),
             "vivace" => no_arg(CcSpec::Vivace(vivace::Variant::Default)),
             "vivace-loss" => no_arg(CcSpec::Vivace(vivace::Variant::Loss)),
             "vivace-latency" => no_arg(CcSpec::Vivace(vivace::Variant::Latency)),
@@ -182,7 +184,7 @@ impl CcSpec {
                 Some(a) => Err(format!("--cc {s}: bad TCP congestion control name '{a}'")),
             },
             _ => Err(format!(
-                "unknown --cc '{s}' (use rcp, allegro, vivace, vivace-loss, vivace-latency, fixed:RATE, tcp or tcp:ALGO)"
+                "unknown --cc '{s}' (use rcp, allegro, allegro-ref, vivace, vivace-loss, vivace-latency, fixed:RATE, tcp or tcp:ALGO)"
             )),
         }
     }
@@ -191,7 +193,8 @@ impl CcSpec {
     pub fn name(&self) -> String {
         match self {
             CcSpec::Rcp => "rcp".into(),
-            CcSpec::Allegro => "allegro".into(),
+            CcSpec::Allegro(allegro::Utility::Paper) => "allegro".into(),
+            CcSpec::Allegro(allegro::Utility::Reference) => "allegro-ref".into(),
             CcSpec::Vivace(v) => v.name().into(),
             CcSpec::Fixed(_) => "fixed".into(),
             CcSpec::Tcp(None) => "tcp".into(),
@@ -206,7 +209,7 @@ impl CcSpec {
         let rng = SmallRng::seed_from_u64(seed);
         Some(match self {
             CcSpec::Rcp => Box::new(rcp::Rcp::new(max_rate_kbps)),
-            CcSpec::Allegro => Box::new(allegro::Allegro::new(allegro::Params::default(), rng)),
+            CcSpec::Allegro(u) => Box::new(allegro::Allegro::new(allegro::Params::of(*u), rng)),
             CcSpec::Vivace(v) => Box::new(vivace::Vivace::new(vivace::Params::of(*v), rng)),
             CcSpec::Fixed(r) => Box::new(fixed::Fixed::new(*r)),
             CcSpec::Tcp(_) => return None,
@@ -259,7 +262,10 @@ mod tests {
     #[test]
     fn parse_specs() {
         assert_eq!(CcSpec::parse("rcp"), Ok(CcSpec::Rcp));
-        assert_eq!(CcSpec::parse("Allegro"), Ok(CcSpec::Allegro));
+        assert_eq!(CcSpec::parse("Allegro"), Ok(CcSpec::Allegro(allegro::Utility::Paper)));
+        let ar = CcSpec::parse("allegro-ref");
+        assert_eq!(ar, Ok(CcSpec::Allegro(allegro::Utility::Reference)));
+        assert_eq!(ar.map(|a| a.name()), Ok("allegro-ref".to_string()));
         assert_eq!(CcSpec::parse("vivace-loss"), Ok(CcSpec::Vivace(vivace::Variant::Loss)));
         assert_eq!(CcSpec::parse("fixed:10mbit"), Ok(CcSpec::Fixed(10_000.0)));
         assert_eq!(CcSpec::parse("tcp"), Ok(CcSpec::Tcp(None)));

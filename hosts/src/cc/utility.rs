@@ -7,6 +7,17 @@ pub fn allegro(t_mbps: f64, x_mbps: f64, l: f64) -> f64 {
     t_mbps * sigmoid(l - 0.05, 100.0) - x_mbps * l
 }
 
+/// Allegro's reference implementation (modong/pcc `sender/app/cc.h`, the
+/// default since 2015): `(T * Sigmoid(L - 0.05) * Sigmoid10(1 - RTT_prev /
+/// RTT) - x * L) / RTT`, alpha = 100 and 10: the paper's utility with a
+/// latency factor (0.5 at a steady RTT, towards 0 as it rises, towards 1 as
+/// it falls) per second of RTT. `rtt_prev`: the previous MI's mean RTT,
+/// `rtt` this one's (s).
+pub fn allegro_ref(t_mbps: f64, x_mbps: f64, l: f64, rtt_prev: f64, rtt: f64) -> f64 {
+    let rtt = rtt.max(1e-6);
+    (t_mbps * sigmoid(l - 0.05, 100.0) * sigmoid(1.0 - rtt_prev / rtt, 10.0) - x_mbps * l) / rtt
+}
+
 /// `1 / (1 + e^(alpha*y))`: ~1 well below 0, 0.5 at 0, ~0 well above.
 pub fn sigmoid(y: f64, alpha: f64) -> f64 {
     1.0 / (1.0 + (alpha * y).exp())
@@ -49,6 +60,19 @@ mod tests {
         // 1% random loss at 20 Mb/s: Sigmoid(-0.04) = 1/(1+e^-4) = 0.9820138
         // u = 19.8 * 0.9820138 - 0.2 = 19.2438732
         close(allegro(19.8, 20.0, 0.01), 19.2438732);
+    }
+
+    #[test]
+    fn allegro_ref_hand_computed() {
+        // steady RTT (30 ms), no loss: 10 * 0.9933071 * 0.5 / 0.03 = 165.551192
+        close(allegro_ref(10.0, 10.0, 0.0, 0.03, 0.03), 165.551192);
+        // 1% loss: (9.9 * 0.9820138 * 0.5 - 0.1) / 0.03 = 158.698942
+        close(allegro_ref(9.9, 10.0, 0.01, 0.03, 0.03), 158.698942);
+        // RTT falling from 40 to 30 ms: Sigmoid10(-1/3) = 1 / (1 + e^-3.3333)
+        // = 0.9655548; 10 * 0.9933071 * 0.9655548 / 0.03 = 319.6975
+        close(allegro_ref(10.0, 10.0, 0.0, 0.04, 0.03), 319.697_5);
+        // the same rates over a 100 ms RTT count a third of a 30 ms one's
+        close(allegro_ref(10.0, 10.0, 0.0, 0.1, 0.1), 165.551192 * 0.3);
     }
 
     #[test]
