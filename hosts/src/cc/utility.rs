@@ -24,19 +24,9 @@ pub fn sigmoid(y: f64, alpha: f64) -> f64 {
 }
 
 /// Vivace (NSDI'18 eq. 1): `u = x^t - b * x * dRTT/dT - c * x * L`.
-/// `gradient` is the RTT gradient (s/s) *after* filtering.
+/// `gradient` is the RTT gradient (s/s) *after* filtering (`vivace.rs`).
 pub fn vivace(x_mbps: f64, gradient: f64, l: f64, t: f64, b: f64, c: f64) -> f64 {
     x_mbps.max(0.0).powf(t) - b * x_mbps * gradient - c * x_mbps * l
-}
-
-/// Vivace's low-pass filter: an RTT gradient whose magnitude is below `flt`
-/// counts as 0 (jitter, not a queue building or draining).
-pub fn filter_gradient(g: f64, flt: f64) -> f64 {
-    if g.abs() < flt {
-        0.0
-    } else {
-        g
-    }
 }
 
 #[cfg(test)]
@@ -88,13 +78,5 @@ mod tests {
         close(vivace(10.0, 0.02, 0.0, t, 0.0, c), 7.9432823);
         // 20^0.9 = 14.8226890; - 11.35 * 20 * 0.01 = 2.27 -> 12.5526890
         close(vivace(20.0, 0.0, 0.01, t, b, c), 12.5526890);
-    }
-
-    #[test]
-    fn filter() {
-        assert_eq!(filter_gradient(0.005, 0.01), 0.0);
-        assert_eq!(filter_gradient(-0.005, 0.01), 0.0);
-        assert_eq!(filter_gradient(0.02, 0.01), 0.02);
-        assert_eq!(filter_gradient(-0.02, 0.01), -0.02);
     }
 }
