@@ -95,8 +95,15 @@ pub struct TraceLine {
     /// "mi": the MI's throughput.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throughput_kbps: Option<f64>,
+    /// "mi": the slope of RTT over send time of the MI's reliable RTT
+    /// samples, how many there were, and the RMS of their residuals over
+    /// their mean (the scatter Vivace's gradient must exceed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_gradient: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_samples: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_scatter: Option<f64>,
     pub state: &'static str,
 }
 

@@ -644,6 +644,10 @@ impl SenderFlow {
                 line.send_kbps = Some(round(r.send_kbps, 3));
                 line.throughput_kbps = Some(round(r.throughput_kbps, 3));
                 line.rtt_gradient = Some(round(r.rtt_gradient, 6));
+                line.rtt_samples = Some(r.rtt_samples);
+                if r.avg_rtt_s > 0.0 {
+                    line.rtt_scatter = Some(round(r.rtt_residual / r.avg_rtt_s, 6));
+                }
                 self.trace.push(line);
             }
             if restart && self.phase == Phase::Established {
@@ -776,6 +780,8 @@ impl SenderFlow {
             mi_rate_kbps: None,
             throughput_kbps: None,
             rtt_gradient: None,
+            rtt_samples: None,
+            rtt_scatter: None,
             state: self.cc.state(),
         }
     }

@@ -84,6 +84,8 @@ impl Sampler {
             mi_rate_kbps: None,
             throughput_kbps: None,
             rtt_gradient: None,
+            rtt_samples: None,
+            rtt_scatter: None,
             state: "tcp",
         });
     }

@@ -58,7 +58,9 @@
 //!   than 2, or at 5% loss overall) probes again instead.
 //! - The rate never goes below 1.3 Mb/s outside slow start (pcc.h
 //!   `kMinRateMbps`). An MI that loses more than half its packets halves the
-//!   rate and probes again (pcc.h, "emergency stop"). There is no MI
+//!   rate and probes again (pcc.h, "emergency stop": again for the MI in
+//!   flight at the stop, which here is the first of the new phase). There is
+//!   no MI
 //!   timeout: pcc.h's is disabled (core.cpp `timeout_monitors` returns at
 //!   once), although the paper describes one.
 
