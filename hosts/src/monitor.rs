@@ -70,6 +70,16 @@ impl Regression {
         self.centred().map_or(0.0, |(cxx, cxy, _)| cxy / cxx)
     }
 
+    /// Standard error of the slope: the residuals' standard deviation
+    /// (n - 2 degrees of freedom) over the root of the centred sum of
+    /// squares of x (0 with fewer than 3 points).
+    pub fn slope_se(&self) -> f64 {
+        match self.centred() {
+            Some((cxx, cxy, cyy)) if self.n > 2.0 => ((cyy - cxy * cxy / cxx).max(0.0) / (self.n - 2.0) / cxx).sqrt(),
+            _ => 0.0,
+        }
+    }
+
     /// Root mean square of the residuals around the fitted line.
     pub fn residual_rms(&self) -> f64 {
         self.centred().map_or(0.0, |(cxx, cxy, cyy)| {
@@ -248,6 +258,7 @@ impl Mi {
             avg_rtt_s: self.rtt.mean_y(),
             rtt_samples: self.gradient.count(),
             rtt_gradient: self.gradient.slope(),
+            rtt_gradient_se: self.gradient.slope_se(),
             rtt_residual: self.gradient.residual_rms(),
             app_limited: self.app_limited,
         }
@@ -426,6 +437,8 @@ mod tests {
         }
         assert!((r.slope() - 0.4).abs() < 1e-12);
         assert!((r.residual_rms() - 0.8f64.sqrt()).abs() < 1e-12);
+        // standard error: sqrt(3.2 / (4 - 2) / Sxx), Sxx = 5: sqrt(0.32)
+        assert!((r.slope_se() - 0.32f64.sqrt()).abs() < 1e-12);
         let mut same_x = Regression::default();
         same_x.add(1.0, 1.0);
         same_x.add(1.0, 2.0);

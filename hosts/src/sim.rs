@@ -931,4 +931,38 @@ mod pcc {
             }
         }
     }
+
+    /// Not a test: Vivace under heavy ACK jitter (Mininet-like RTT noise):
+    /// alone (15 Mb/s) and four flows (12 Mb/s), by jitter.
+    #[test]
+    #[ignore]
+    fn explore_noise() {
+        for cc in env_cc() {
+            for seed in seeds() {
+                let alone_u = [0.004, 0.01, 0.02].map(|j| alone(&cc, 0.0, j, seed));
+                let four = [0.004, 0.01].map(|j| {
+                    let net = Net {
+                        ack_jitter_s: j,
+                        ..Net::bottleneck(12_000.0, 64.0)
+                    };
+                    let flows: Vec<FlowSpec> = (0..4)
+                        .map(|i| FlowSpec::long(cc.clone(), 0.040, 2.0 * i as f64, 30.0))
+                        .collect();
+                    let r = simulate(&net, &flows, seed, 60.0);
+                    (r.jain(20.0, 30.0), r.utilisation(20.0, 30.0, 12_000.0))
+                });
+                eprintln!(
+                    "{} seed {seed}: alone, ACK jitter 4/10/20 ms: {:.2} {:.2} {:.2} | four flows, 4/10 ms: Jain {:.2} {:.2} util {:.2} {:.2}",
+                    cc.name(),
+                    alone_u[0],
+                    alone_u[1],
+                    alone_u[2],
+                    four[0].0,
+                    four[1].0,
+                    four[0].1,
+                    four[1].1
+                );
+            }
+        }
+    }
 }

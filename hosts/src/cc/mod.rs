@@ -108,6 +108,8 @@ pub struct MiReport {
     /// Slope of RTT over send time (s/s), least squares over the reliable
     /// samples; 0 with fewer than 2.
     pub rtt_gradient: f64,
+    /// Its standard error (0 with fewer than 3 samples).
+    pub rtt_gradient_se: f64,
     /// Root mean square of the RTTs around that line (s).
     pub rtt_residual: f64,
     /// The sender ran out of data during the interval.
@@ -250,6 +252,7 @@ pub(crate) fn report(id: u64, rate: f64, loss: f64) -> MiReport {
         avg_rtt_s: 0.03,
         rtt_samples: 100,
         rtt_gradient: 0.0,
+        rtt_gradient_se: 0.0,
         rtt_residual: 0.0,
         app_limited: false,
     }

@@ -15,6 +15,13 @@
 //!   `pcc_utility_manager.cpp`, `DetermineToleranceGeneral`); a negative
 //!   gradient counts as 0 (same file); what is left is truncated to a
 //!   multiple of 0.02 (pcc.h `utility`: the paper's low-pass filter).
+//!   **Addition**: g must also exceed twice its standard error. The
+//!   reference's scatter does not shrink with the number of samples, and
+//!   with the 9-20 samples of a 1-RTT MI at 1.5-3 Mb/s the RTT noise of
+//!   our Mininet hosts (residuals of 5-12% of the RTT for a flow alone on
+//!   an idle link) passed it in a quarter of the MIs: gradients of 0.2-0.5
+//!   from noise ended a slow start at 3.4 Mb/s and held the flow near
+//!   1.7 Mb/s for 2 s (hosts/README.md, "Vivace in Mininet").
 //! - Monitor interval: 1 RTT, at least 10 packets (pcc.h via core.cpp).
 //! - Slow start: 10 packets per RTT (PCC-Uspace `pcc_sender.cpp`: the
 //!   initial window over the first RTT), doubling while the utility does
@@ -108,6 +115,8 @@ pub struct Params {
     pub flt: f64,
     /// Fewer reliable RTT samples than this: no gradient.
     pub min_rtt_samples: u32,
+    /// A gradient counts only above this many standard errors.
+    pub gradient_se: f64,
     /// Slow start ignores the flow's first lost packets, and gradients
     /// below `start_flt` while it does.
     pub start_loss_ignore_pkts: u32,
@@ -152,6 +161,8 @@ impl Params {
             flt: 0.02,
             // pcc_monitor_interval_queue.cpp kMinReliableRtt
             min_rtt_samples: 4,
+            // not in the references: see the module documentation
+            gradient_se: 2.0,
             // pcc.h loss_ignore_count = 50; |latency_info| < 0.2 in START
             start_loss_ignore_pkts: 50,
             start_flt: 0.2,
@@ -276,8 +287,9 @@ impl Vivace {
             return 0.0;
         }
         let g = r.rtt_gradient;
-        if g <= r.rtt_residual / r.avg_rtt_s {
-            return 0.0; // within the samples' scatter, or falling
+        let scatter = r.rtt_residual / r.avg_rtt_s;
+        if g <= scatter.max(self.p.gradient_se * r.rtt_gradient_se) {
+            return 0.0; // within the noise, or falling
         }
         let g = (g / self.p.flt).floor() * self.p.flt;
         if self.state == State::SlowStart && self.loss_budget > 0 && g < self.p.start_flt {
@@ -627,6 +639,14 @@ mod tests {
             (r.rtt_samples, r.rtt_gradient, r.rtt_residual, r.avg_rtt_s) = (samples, gradient, residual, 0.030);
             s.gradient(&r)
         };
+        let g_se = |gradient: f64, se: f64| {
+            let mut r = report(0, 10_000.0, 0.0);
+            (r.rtt_samples, r.rtt_gradient, r.rtt_gradient_se, r.avg_rtt_s) = (20, gradient, se, 0.030);
+            s.gradient(&r)
+        };
+        // within two standard errors: 0
+        assert_eq!(g_se(0.15, 0.08), 0.0);
+        close(g_se(0.17, 0.08), 0.16);
         // above the samples' relative scatter (0.9 ms / 30 ms = 0.03): counts,
         // truncated to a multiple of 0.02
         close(g(20, 0.05, 0.0009), 0.04);
