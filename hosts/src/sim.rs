@@ -728,8 +728,8 @@ mod pcc {
     }
 
     /// Allegro's fairness comes slowly at these rates (tens of packets per
-    /// MI near the 5% loss cliff: hosts/README.md); the reference's flows
-    /// share the link within a minute.
+    /// MI near the 5% loss cliff: hosts/README.md, "PCC on the test bed");
+    /// the reference's flows share the link within a minute.
     #[test]
     fn four_allegro_ref_flows_converge_within_a_minute() {
         let (j, _) = four_flows(&ALLEGRO_REF, 0.0, 60.0, 1);

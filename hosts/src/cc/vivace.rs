@@ -21,7 +21,8 @@
 //!   our Mininet hosts (residuals of 5-12% of the RTT for a flow alone on
 //!   an idle link) passed it in a quarter of the MIs: gradients of 0.2-0.5
 //!   from noise ended a slow start at 3.4 Mb/s and held the flow near
-//!   1.7 Mb/s for 2 s (hosts/README.md, "Vivace in Mininet").
+//!   1.7 Mb/s for 2 s (hosts/README.md, "PCC's rules and where they come
+//!   from").
 //! - Monitor interval: 1 RTT, at least 10 packets (pcc.h via core.cpp).
 //! - Slow start: 10 packets per RTT (PCC-Uspace `pcc_sender.cpp`: the
 //!   initial window over the first RTT), doubling while the utility does
@@ -36,14 +37,15 @@
 //!   the results are in. **Deviation**: pcc.h probes at least 0.5 Mb/s
 //!   away from r (`getkDelta`); at our rates (3 Mb/s fair shares) that is
 //!   +-17% and four flows on the test bed reached Jain 0.51-0.83 with it,
-//!   0.89-0.98 without (`hosts/README.md`). At
+//!   0.89-0.98 without (hosts/README.md, the same section). At
 //!   most 1% loss over the four probes, each probe's utility uses that
 //!   overall loss rate (pcc.h). The pairs must agree on the direction; the
 //!   gradient is (mean u+ - mean u-) / (r+ - r-).
 //!   **Deviation**: the paper describes one pair; pcc.h runs one pair after
 //!   a move in the same direction and two otherwise; we always run two (at
 //!   ~70 packets per MI one pair's loss noise is about 3x the signal:
-//!   hosts/README.md, "Vivace"). `Params::pairs = 1` gives the paper's.
+//!   hosts/README.md, the same section). `Params::pairs = 1` gives the
+//!   paper's.
 //! - Double check (pcc.h): when the faster probes lost more than 2 packets
 //!   fewer than the slower ones, lost some, and the probes lost at least 5%
 //!   overall, the first such verdict for "faster" is thrown away and the
