@@ -3,6 +3,7 @@
 mod cc;
 mod engine;
 mod linkem;
+mod monitor;
 mod net;
 mod pattern;
 mod rangeset;
@@ -74,7 +75,7 @@ struct FlowArgs {
     /// Receiver: IP or IP:PORT (UDP port default 6577; TCP uses --tcp-port).
     #[arg(long)]
     to: String,
-    /// rcp | allegro | vivace | vivace-loss | vivace-latency | fixed:RATE | tcp | tcp:ALGO
+    /// rcp | allegro | allegro-ref | vivace | vivace-loss | vivace-latency | fixed:RATE | tcp | tcp:ALGO
     #[arg(long, value_parser = CcSpec::parse)]
     cc: CcSpec,
     /// Application bytes per DATA packet.

@@ -29,6 +29,9 @@ pub struct FlowRecord {
     pub retransmissions: u64,
     /// DATA packets sent, retransmissions included (TCP: segments out).
     pub packets_sent: u64,
+    /// DATA transmissions declared lost: no ACK covered them in time (UDP;
+    /// null for TCP).
+    pub packets_lost: Option<u64>,
     /// size_bytes * 8 / fct_s / 1000: application goodput over the FCT.
     pub mean_rate_kbps: Option<f64>,
     /// Frame bits of all DATA packets / time from first to last DATA (UDP).
@@ -86,14 +89,26 @@ pub struct TraceLine {
     /// "sample": frame bits sent / sample period; "mi": the MI's send rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send_kbps: Option<f64>,
+    /// "sample": the share of the DATA transmissions whose fate became
+    /// known in the period (covered by an ACK, or declared lost) that were
+    /// lost; absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
     /// "mi": the MI's target rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mi_rate_kbps: Option<f64>,
     /// "mi": the MI's throughput.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throughput_kbps: Option<f64>,
+    /// "mi": the slope of RTT over send time of the MI's reliable RTT
+    /// samples, how many there were, and the RMS of their residuals over
+    /// their mean (the scatter Vivace's gradient must exceed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_gradient: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_samples: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_scatter: Option<f64>,
     pub state: &'static str,
 }
 

@@ -1,18 +1,20 @@
 //! The sending side of one UDP flow: handshake, pacing, selective-ack
-//! bookkeeping, loss detection, retransmission, RTT estimation and monitor
-//! intervals, written once for every rate controller.
+//! bookkeeping, loss detection, retransmission and RTT estimation, written
+//! once for every rate controller; monitor intervals are counted in
+//! `crate::monitor`.
 //!
 //! The flow never reads a clock or touches a socket: every call gets `now`
 //! (seconds on the engine's monotonic clock) and a [`Tx`] to send with, so
 //! the same code runs in the event loop and in simulated-network tests.
 
-use crate::cc::{Ctx, MiPlan, MiReport, RateController};
+use crate::cc::{Ctx, RateController};
+use crate::monitor::{Monitor, Sample};
 use crate::pattern;
 use crate::rangeset::RangeSet;
 use crate::record::{round, FlowRecord, TraceLine};
 use crate::units::Pacer;
 use crate::wire::{self, Body, Common, Packet, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED};
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::net::SocketAddr;
 
 /// Sends datagrams for a flow.
@@ -25,9 +27,6 @@ pub trait Tx {
 const BURST_MAX: u32 = 64;
 /// FIN attempts before the flow gives up on a FINACK.
 const FIN_TRIES: u32 = 8;
-/// A monitor interval still incomplete this many smoothed RTTs after its
-/// end has timed out (Vivace's MI timeout).
-const MI_TIMEOUT_RTTS: f64 = 4.0;
 /// Initial SYN retransmission timeout (RFC 6298's 1 s), doubled per try.
 const SYN_RTO: f64 = 1.0;
 
@@ -79,98 +78,6 @@ struct SentPkt {
     state: PktState,
 }
 
-/// One monitor interval's bookkeeping.
-#[derive(Clone, Debug)]
-struct Mi {
-    id: u64,
-    plan: MiPlan,
-    start: f64,
-    end: Option<f64>,
-    sent: u32,
-    sent_frame: u64,
-    acked: u32,
-    acked_frame: u64,
-    lost: u32,
-    // least-squares sums over (send time - start, rtt) of acked packets
-    n: f64,
-    sx: f64,
-    sy: f64,
-    sxy: f64,
-    sxx: f64,
-    app_limited: bool,
-    timeout_fired: bool,
-    /// Send times of the interval's first and last packet.
-    first_sent: f64,
-    last_sent: f64,
-}
-
-impl Mi {
-    fn new(id: u64, plan: MiPlan, start: f64) -> Mi {
-        Mi {
-            id,
-            plan,
-            start,
-            end: None,
-            sent: 0,
-            sent_frame: 0,
-            acked: 0,
-            acked_frame: 0,
-            lost: 0,
-            n: 0.0,
-            sx: 0.0,
-            sy: 0.0,
-            sxy: 0.0,
-            sxx: 0.0,
-            app_limited: false,
-            timeout_fired: false,
-            first_sent: 0.0,
-            last_sent: 0.0,
-        }
-    }
-    fn outstanding(&self) -> u32 {
-        self.sent - self.acked - self.lost
-    }
-    /// The sending rate x is measured over the span of the interval's own
-    /// packets: N packets sent between t1 and tN took (tN - t1) N / (N - 1),
-    /// which is exact for paced packets. Dividing by the interval's length
-    /// instead would count 10 or 11 packets in the same 10.5-packet interval
-    /// (a 10% error at low rates, far above the 1-5% rate steps of PCC).
-    /// Throughput T = x * (acked frame bits / sent frame bits) = x (1 - L).
-    fn report(&self) -> MiReport {
-        let dur = (self.end.unwrap_or(self.start) - self.start).max(1e-6);
-        let span = self.last_sent - self.first_sent;
-        let send_dur = if self.sent >= 2 && span > 0.0 {
-            span * self.sent as f64 / (self.sent - 1) as f64
-        } else {
-            dur
-        };
-        let send_kbps = self.sent_frame as f64 * 8.0 / send_dur / 1000.0;
-        let delivered = if self.sent_frame > 0 {
-            self.acked_frame as f64 / self.sent_frame as f64
-        } else {
-            0.0
-        };
-        MiReport {
-            id: self.id,
-            rate_kbps: self.plan.rate_kbps,
-            duration_s: dur,
-            sent_pkts: self.sent,
-            acked_pkts: self.acked,
-            lost_pkts: self.lost,
-            send_kbps,
-            throughput_kbps: send_kbps * delivered,
-            loss: if self.sent > 0 {
-                self.lost as f64 / self.sent as f64
-            } else {
-                0.0
-            },
-            avg_rtt_s: if self.n > 0.0 { self.sy / self.n } else { 0.0 },
-            rtt_gradient: crate::cc::utility::regression_slope(self.n, self.sx, self.sy, self.sxy, self.sxx),
-            app_limited: self.app_limited,
-        }
-    }
-}
-
 pub struct SenderFlow {
     p: FlowParams,
     cc: Box<dyn RateController>,
@@ -197,17 +104,22 @@ pub struct SenderFlow {
     sacked: RangeSet,
     retx: RangeSet,
     sent: VecDeque<SentPkt>,
+    /// (offset, seq) of the transmissions still `Out`, to find those a new
+    /// cumulative ack or SACK block covers.
+    out_by_offset: BTreeSet<(u64, u32)>,
     next_seq: u32,
     largest_acked: u32,
     recently_lost: HashSet<u32>,
     recently_lost_order: VecDeque<u32>,
     // monitor intervals
-    mis: VecDeque<Mi>,
-    next_mi_id: u64,
+    monitor: Monitor,
     last_loss: f64,
     // statistics
     retransmissions: u64,
     pkts_sent: u64,
+    /// DATA transmissions declared lost (nothing had covered them).
+    pkts_lost: u64,
+    pkts_delivered: u64,
     frame_bytes_sent: u64,
     first_frame: u64,
     first_data_at: Option<f64>,
@@ -222,6 +134,8 @@ pub struct SenderFlow {
     next_sample: f64,
     sample_acked: u64,
     sample_frames: u64,
+    sample_lost: u64,
+    sample_delivered: u64,
     // scratch
     buf: Vec<u8>,
     payload: Vec<u8>,
@@ -256,15 +170,17 @@ impl SenderFlow {
             sacked: RangeSet::new(),
             retx: RangeSet::new(),
             sent: VecDeque::new(),
+            out_by_offset: BTreeSet::new(),
             next_seq: 1,
             largest_acked: 0,
             recently_lost: HashSet::new(),
             recently_lost_order: VecDeque::new(),
-            mis: VecDeque::new(),
-            next_mi_id: 0,
+            monitor: Monitor::default(),
             last_loss: 0.0,
             retransmissions: 0,
             pkts_sent: 0,
+            pkts_lost: 0,
+            pkts_delivered: 0,
             frame_bytes_sent: 0,
             first_frame: 0,
             first_data_at: None,
@@ -278,6 +194,8 @@ impl SenderFlow {
             next_sample: now,
             sample_acked: 0,
             sample_frames: 0,
+            sample_lost: 0,
+            sample_delivered: 0,
             buf: Vec::with_capacity(2048),
             payload: vec![0u8; p.mss],
             p,
@@ -334,16 +252,8 @@ impl SenderFlow {
                 if let Some(front) = self.sent.front() {
                     w = w.min(self.loss_deadline(front));
                 }
-                if let Some(cur) = self.mis.back() {
-                    w = w.min(cur.start + cur.plan.duration_s);
-                }
-                let to = MI_TIMEOUT_RTTS * self.srtt;
-                for mi in self.mis.iter() {
-                    if let Some(e) = mi.end {
-                        if mi.outstanding() > 0 && !mi.timeout_fired {
-                            w = w.min(e + to);
-                        }
-                    }
+                if let Some(end) = self.monitor.current_end() {
+                    w = w.min(end);
                 }
                 if self.has_data() {
                     w = w.min(self.pacer.next_departure().max(self.blocked_until));
@@ -389,12 +299,9 @@ impl SenderFlow {
                     }
                 }
                 self.detect_losses(now);
-                self.mi_timeouts(now);
                 self.deliver_reports(now);
-                if let Some(cur) = self.mis.back() {
-                    if now >= cur.start + cur.plan.duration_s {
-                        self.roll_mi(now);
-                    }
+                if self.monitor.current_end().is_some_and(|end| now >= end) {
+                    self.start_mi(now);
                 }
                 if now >= self.blocked_until {
                     self.send_paced(now, tx);
@@ -513,9 +420,7 @@ impl SenderFlow {
     fn check_complete(&mut self, now: f64) {
         if self.phase == Phase::Established && self.end != u64::MAX && self.sacked.contains(0, self.end) {
             self.fct = Some(now - self.t_start);
-            if let Some(cur) = self.mis.back_mut() {
-                cur.end = Some(now);
-            }
+            self.monitor.close(now);
             self.phase = Phase::FinSent;
             self.next_retry = now;
         }
@@ -557,32 +462,37 @@ impl SenderFlow {
         if seq >= self.next_seq || seq == 0 {
             return; // acknowledges nothing we sent
         }
+        let srtt = self.srtt;
         if rtt < 60.0 {
             self.rtt_sample(rtt.max(1e-6));
         }
-        let base = self.sent.front().map(|p| p.seq).unwrap_or(self.next_seq);
-        if seq >= base && ((seq - base) as usize) < self.sent.len() {
-            let idx = (seq - base) as usize;
-            let pk = self.sent[idx];
-            if pk.state == PktState::Out {
-                self.sent[idx].state = PktState::Acked;
-                if let Some(mi) = self.mi_mut(pk.mi) {
-                    mi.acked += 1;
-                    mi.acked_frame += pk.frame as u64;
-                    let x = pk.sent_at - mi.start;
-                    mi.n += 1.0;
-                    mi.sx += x;
-                    mi.sy += rtt;
-                    mi.sxy += x * rtt;
-                    mi.sxx += x * x;
+        // the transmission this ACK echoes: an RTT sample, and delivered
+        match self.sent_index(seq) {
+            Some(idx) => {
+                let pk = self.sent[idx];
+                if rtt < 60.0 {
+                    let s = Sample {
+                        mi: pk.mi,
+                        sent_at: pk.sent_at,
+                        rtt: rtt.max(1e-6),
+                    };
+                    self.monitor.on_rtt_sample(s, now, srtt);
                 }
-            } else if pk.state == PktState::Lost {
-                self.spurious_loss();
+                match pk.state {
+                    PktState::Out => self.delivered(idx),
+                    PktState::Lost => self.spurious_loss(),
+                    PktState::Acked => {}
+                }
             }
-        } else if self.recently_lost.remove(&seq) {
-            self.spurious_loss();
+            None => {
+                if self.recently_lost.remove(&seq) {
+                    self.spurious_loss();
+                }
+            }
         }
         self.largest_acked = self.largest_acked.max(seq);
+        // every transmission the cumulative ack or a SACK block now covers
+        // was delivered, whether or not its own ACK arrives
         self.mark_received(0, cum);
         for &(s, e) in sacks {
             self.mark_received(s, e);
@@ -598,25 +508,55 @@ impl SenderFlow {
         }
     }
 
+    fn sent_index(&self, seq: u32) -> Option<usize> {
+        let base = self.sent.front()?.seq;
+        let idx = seq.checked_sub(base)? as usize;
+        (idx < self.sent.len()).then_some(idx)
+    }
+
+    /// Transmission `idx` (still `Out`) arrived.
+    fn delivered(&mut self, idx: usize) {
+        let pk = self.sent[idx];
+        self.sent[idx].state = PktState::Acked;
+        self.out_by_offset.remove(&(pk.offset, pk.seq));
+        self.monitor.on_delivered(pk.mi, pk.frame);
+        self.pkts_delivered += 1;
+    }
+
     fn spurious_loss(&mut self) {
         self.spurious += 1;
         self.reo_mult = (self.reo_mult + 1.0).min(8.0);
     }
 
+    /// The receiver has `[s, e)`: count new bytes, cancel their
+    /// retransmission, deliver the transmissions they complete.
     fn mark_received(&mut self, s: u64, e: u64) {
-        let new = self.sacked.insert(s, e);
-        if new > 0 {
-            self.acked_bytes += new;
-            self.retx.remove(s, e);
+        let new = self.sacked.missing(s, e);
+        if new.is_empty() {
+            return;
         }
-    }
-
-    fn mi_mut(&mut self, id: u64) -> Option<&mut Mi> {
-        let first = self.mis.front()?.id;
-        if id < first {
-            return None;
+        self.sacked.insert(s, e);
+        for (ns, ne) in new {
+            self.acked_bytes += ne - ns;
+            self.retx.remove(ns, ne);
+            // transmissions holding any of the new bytes start at most one
+            // MSS before them
+            let from = (ns.saturating_sub(self.p.mss as u64), 0);
+            let done: Vec<u32> = self
+                .out_by_offset
+                .range(from..(ne, 0))
+                .filter(|&&(off, seq)| {
+                    let len = self.sent_index(seq).map_or(0, |i| self.sent[i].len as u64);
+                    off + len > ns && self.sacked.contains(off, off + len)
+                })
+                .map(|&(_, seq)| seq)
+                .collect();
+            for seq in done {
+                if let Some(idx) = self.sent_index(seq) {
+                    self.delivered(idx);
+                }
+            }
         }
-        self.mis.get_mut((id - first) as usize)
     }
 
     // ------------------------------------------------------- loss detection
@@ -642,9 +582,9 @@ impl SenderFlow {
                     break;
                 }
                 self.sent[i].state = PktState::Lost;
-                if let Some(mi) = self.mi_mut(pk.mi) {
-                    mi.lost += 1;
-                }
+                self.out_by_offset.remove(&(pk.offset, pk.seq));
+                self.monitor.on_lost(pk.mi);
+                self.pkts_lost += 1;
                 for (s, e) in self.sacked.missing(pk.offset, pk.offset + pk.len as u64) {
                     self.retx.insert(s, e);
                 }
@@ -676,76 +616,42 @@ impl SenderFlow {
         if r != self.pace_rate {
             self.pace_rate = r;
             if self.p.trace {
-                self.push_trace("rate", now, None, None, None, None);
+                let line = self.trace_line("rate", now);
+                self.trace.push(line);
             }
         }
     }
 
+    /// End the current interval (if any) and start the next one planned by
+    /// the controller.
     fn start_mi(&mut self, now: f64) {
         let ctx = self.ctx();
-        let mut plan = self.cc.next_mi(self.next_mi_id, &ctx);
+        let mut plan = self.cc.next_mi(self.monitor.next_id(), &ctx);
         plan.rate_kbps = ctx.clamp(plan.rate_kbps);
         plan.duration_s = plan.duration_s.max(1e-4);
-        self.mis.push_back(Mi::new(self.next_mi_id, plan, now));
-        self.next_mi_id += 1;
+        self.monitor.open(plan, now);
         self.set_rate(plan.rate_kbps, now);
     }
 
-    fn roll_mi(&mut self, now: f64) {
-        if let Some(cur) = self.mis.back_mut() {
-            cur.end = Some(now);
-        }
-        self.start_mi(now);
-    }
-
     fn deliver_reports(&mut self, now: f64) {
-        loop {
-            let ready = match self.mis.front() {
-                Some(mi) => mi.end.is_some() && mi.outstanding() == 0 && self.mis.len() > 1,
-                None => false,
-            };
-            if !ready {
-                break;
-            }
-            let Some(mi) = self.mis.pop_front() else { break };
-            let r = mi.report();
+        while let Some(r) = self.monitor.pop_ready() {
             self.last_loss = r.loss;
             let ctx = self.ctx();
             let restart = self.cc.on_mi(&r, &ctx);
             if self.p.trace {
-                self.push_trace(
-                    "mi",
-                    now,
-                    None,
-                    Some(r.send_kbps),
-                    Some(r.throughput_kbps),
-                    Some(r.rtt_gradient),
-                );
-                if let Some(l) = self.trace.last_mut() {
-                    l.mi_rate_kbps = Some(round(r.rate_kbps, 3));
+                let mut line = self.trace_line("mi", now);
+                line.mi_rate_kbps = Some(round(r.rate_kbps, 3));
+                line.send_kbps = Some(round(r.send_kbps, 3));
+                line.throughput_kbps = Some(round(r.throughput_kbps, 3));
+                line.rtt_gradient = Some(round(r.rtt_gradient, 6));
+                line.rtt_samples = Some(r.rtt_samples);
+                if r.avg_rtt_s > 0.0 {
+                    line.rtt_scatter = Some(round(r.rtt_residual / r.avg_rtt_s, 6));
                 }
+                self.trace.push(line);
             }
             if restart && self.phase == Phase::Established {
-                self.roll_mi(now);
-            }
-        }
-    }
-
-    fn mi_timeouts(&mut self, now: f64) {
-        let to = MI_TIMEOUT_RTTS * self.srtt;
-        let mut fired = Vec::new();
-        for mi in self.mis.iter_mut() {
-            if let Some(e) = mi.end {
-                if mi.outstanding() > 0 && !mi.timeout_fired && now >= e + to {
-                    mi.timeout_fired = true;
-                    fired.push(mi.id);
-                }
-            }
-        }
-        for id in fired {
-            let ctx = self.ctx();
-            if self.cc.on_mi_timeout(id, &ctx).is_some() {
-                self.roll_mi(now);
+                self.start_mi(now);
             }
         }
     }
@@ -775,9 +681,7 @@ impl SenderFlow {
         while self.phase == Phase::Established && self.pacer.ready(now) && n < BURST_MAX {
             let Some((off, len, is_retx)) = self.next_chunk() else {
                 self.pacer.idle(now);
-                if let Some(cur) = self.mis.back_mut() {
-                    cur.app_limited = true;
-                }
+                self.monitor.on_app_limited();
                 break;
             };
             let seq = self.next_seq;
@@ -805,24 +709,17 @@ impl SenderFlow {
                 self.next_new = off + len as u64;
             }
             self.next_seq = self.next_seq.wrapping_add(1);
-            let mi_id = self.mis.back().map(|m| m.id).unwrap_or(0);
+            let mi = self.monitor.on_send(frame, now);
             self.sent.push_back(SentPkt {
                 seq,
                 offset: off,
                 len,
                 frame,
                 sent_at: now,
-                mi: mi_id,
+                mi,
                 state: PktState::Out,
             });
-            if let Some(cur) = self.mis.back_mut() {
-                if cur.sent == 0 {
-                    cur.first_sent = now;
-                }
-                cur.last_sent = now;
-                cur.sent += 1;
-                cur.sent_frame += frame as u64;
-            }
+            self.out_by_offset.insert((off, seq));
             if self.first_data_at.is_none() {
                 self.first_data_at = Some(now);
                 self.first_frame = frame as u64;
@@ -845,40 +742,48 @@ impl SenderFlow {
             return;
         }
         let dt = self.p.sample_interval_s;
-        let good = (self.acked_bytes - self.sample_acked) as f64 * 8.0 / dt / 1000.0;
-        let send = (self.frame_bytes_sent - self.sample_frames) as f64 * 8.0 / dt / 1000.0;
+        let mut line = self.trace_line("sample", now);
+        line.goodput_kbps = Some(round(
+            (self.acked_bytes - self.sample_acked) as f64 * 8.0 / dt / 1000.0,
+            3,
+        ));
+        line.send_kbps = Some(round(
+            (self.frame_bytes_sent - self.sample_frames) as f64 * 8.0 / dt / 1000.0,
+            3,
+        ));
+        let lost = self.pkts_lost - self.sample_lost;
+        let resolved = lost + self.pkts_delivered - self.sample_delivered;
+        line.loss = (resolved > 0).then(|| round(lost as f64 / resolved as f64, 5));
+        self.trace.push(line);
         self.sample_acked = self.acked_bytes;
         self.sample_frames = self.frame_bytes_sent;
-        self.push_trace("sample", now, Some(good), Some(send), None, None);
+        self.sample_lost = self.pkts_lost;
+        self.sample_delivered = self.pkts_delivered;
         self.next_sample += dt;
         if self.next_sample < now {
             self.next_sample = now + dt;
         }
     }
 
-    fn push_trace(
-        &mut self,
-        event: &'static str,
-        now: f64,
-        goodput: Option<f64>,
-        send: Option<f64>,
-        thr: Option<f64>,
-        grad: Option<f64>,
-    ) {
-        self.trace.push(TraceLine {
+    /// A trace line of `event` with the flow's state at `now`.
+    fn trace_line(&self, event: &'static str, now: f64) -> TraceLine {
+        TraceLine {
             flow_id: self.p.flow_id,
             event,
             t_s: round(now - self.t_start, 6),
             rate_kbps: round(self.pace_rate, 3),
             srtt_ms: round(self.srtt * 1e3, 3),
             mi_loss: round(self.last_loss, 5),
-            goodput_kbps: goodput.map(|g| round(g, 3)),
-            send_kbps: send.map(|g| round(g, 3)),
+            goodput_kbps: None,
+            send_kbps: None,
+            loss: None,
             mi_rate_kbps: None,
-            throughput_kbps: thr.map(|g| round(g, 3)),
-            rtt_gradient: grad.map(|g| round(g, 6)),
+            throughput_kbps: None,
+            rtt_gradient: None,
+            rtt_samples: None,
+            rtt_scatter: None,
             state: self.cc.state(),
-        });
+        }
     }
 
     // --------------------------------------------------------------- record
@@ -899,6 +804,7 @@ impl SenderFlow {
             verified: self.verified,
             retransmissions: self.retransmissions,
             packets_sent: self.pkts_sent,
+            packets_lost: Some(self.pkts_lost),
             mean_rate_kbps: self.fct.map(|f| round(size as f64 * 8.0 / f.max(1e-9) / 1000.0, 3)),
             send_rate_kbps: if span > 0.0 {
                 Some(round(
@@ -926,61 +832,5 @@ impl SenderFlow {
     #[cfg(test)]
     pub fn spurious(&self) -> u64 {
         self.spurious
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn plan() -> MiPlan {
-        MiPlan {
-            rate_kbps: 1232.0,
-            duration_s: 0.075,
-            useful: true,
-        }
-    }
-
-    /// 1078-byte frames every 7 ms (1232 kb/s) in a 75 ms interval: 11
-    /// packets (t = 3, 10, ..., 73 ms). Frame bits / interval length would
-    /// say 11 * 8624 / 0.075 = 1264.9 kb/s (+2.7%); over the packets' span
-    /// (70 ms * 11 / 10 = 77 ms) it is 94864 / 0.077 = 1232 kb/s exactly.
-    #[test]
-    fn mi_rate_is_measured_over_its_packets() {
-        let mut mi = Mi::new(0, plan(), 0.0);
-        for k in 0..11 {
-            let t = 0.003 + 0.007 * k as f64;
-            if mi.sent == 0 {
-                mi.first_sent = t;
-            }
-            mi.last_sent = t;
-            mi.sent += 1;
-            mi.sent_frame += 1078;
-        }
-        mi.acked = 10;
-        mi.acked_frame = 10 * 1078;
-        mi.lost = 1;
-        mi.end = Some(0.075);
-        let r = mi.report();
-        assert!((r.send_kbps - 1232.0).abs() < 1e-6, "{}", r.send_kbps);
-        // T = x (1 - L) = 1232 * 10 / 11 = 1120
-        assert!((r.throughput_kbps - 1120.0).abs() < 1e-6);
-        assert!((r.loss - 1.0 / 11.0).abs() < 1e-12);
-        assert!((r.duration_s - 0.075).abs() < 1e-12);
-    }
-
-    #[test]
-    fn mi_with_one_packet_uses_its_length() {
-        let mut mi = Mi::new(3, plan(), 1.0);
-        mi.first_sent = 1.01;
-        mi.last_sent = 1.01;
-        mi.sent = 1;
-        mi.sent_frame = 1078;
-        mi.end = Some(1.1);
-        // 8624 bits / 0.1 s = 86.24 kb/s; nothing acked yet: T = 0
-        let r = mi.report();
-        assert!((r.send_kbps - 86.24).abs() < 1e-9);
-        assert_eq!(r.throughput_kbps, 0.0);
-        assert_eq!(r.rtt_gradient, 0.0);
     }
 }

@@ -80,9 +80,12 @@ impl Sampler {
             mi_loss: 0.0,
             goodput_kbps: Some(round(goodput_kbps, 3)),
             send_kbps: None,
+            loss: None,
             mi_rate_kbps: None,
             throughput_kbps: None,
             rtt_gradient: None,
+            rtt_samples: None,
+            rtt_scatter: None,
             state: "tcp",
         });
     }

@@ -435,6 +435,7 @@ pub fn cc_code(scheme: &str) -> u8 {
         "vivace-loss" => 4,
         "vivace-latency" => 5,
         s if s.starts_with("fixed") => 6,
+        "allegro-ref" => 7,
         _ => 0,
     }
 }
@@ -448,6 +449,7 @@ pub fn cc_name(code: u8) -> &'static str {
         4 => "vivace-loss",
         5 => "vivace-latency",
         6 => "fixed",
+        7 => "allegro-ref",
         _ => "unknown",
     }
 }
@@ -695,7 +697,15 @@ mod tests {
         // 1000 bytes of data: 36 header + 1000 = 1036 UDP payload,
         // + 8 UDP + 20 IPv4 + 14 Ethernet = 1078.
         assert_eq!(frame_bytes(DATA_HEADER_LEN + 1000), 1078);
-        for s in ["rcp", "allegro", "vivace", "vivace-loss", "vivace-latency", "fixed"] {
+        for s in [
+            "rcp",
+            "allegro",
+            "vivace",
+            "vivace-loss",
+            "vivace-latency",
+            "fixed",
+            "allegro-ref",
+        ] {
             assert_eq!(cc_name(cc_code(s)), s);
         }
     }

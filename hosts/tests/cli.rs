@@ -144,6 +144,7 @@ fn every_scheme_over_loopback() {
     let schemes = [
         "rcp",
         "allegro",
+        "allegro-ref",
         "vivace",
         "vivace-loss",
         "vivace-latency",

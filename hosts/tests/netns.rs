@@ -161,9 +161,10 @@ fn setup(tag: &str, loss_pct: f64, reorder_pct: f64) -> Option<Bed> {
     }
 }
 
-const SCHEMES: [&str; 7] = [
+const SCHEMES: [&str; 8] = [
     "rcp",
     "allegro",
+    "allegro-ref",
     "vivace",
     "vivace-loss",
     "vivace-latency",

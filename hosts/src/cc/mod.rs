@@ -90,20 +90,28 @@ pub struct MiReport {
     /// Actual length (s): from its start until the next interval started.
     pub duration_s: f64,
     pub sent_pkts: u32,
-    pub acked_pkts: u32,
+    /// Packets an ACK covered (cumulative ack or SACK block).
+    pub delivered_pkts: u32,
+    /// Packets loss detection gave up on while nothing covered them.
     pub lost_pkts: u32,
     /// Achieved sending rate x (kb/s): frame bits sent over the time span of
-    /// the interval's packets (see `sender::Mi::report`).
+    /// the interval's packets (see `monitor::Mi::report`).
     pub send_kbps: f64,
-    /// Throughput T = x * (frame bits acknowledged / frame bits sent).
+    /// Throughput T = x * (frame bits delivered / frame bits sent).
     pub throughput_kbps: f64,
     /// lost_pkts / sent_pkts (0 when nothing was sent).
     pub loss: f64,
-    /// Mean RTT of the acknowledged packets (s).
+    /// Mean RTT of the interval's RTT samples (s).
     pub avg_rtt_s: f64,
-    /// Slope of RTT over send time (s/s) by least squares over the
-    /// acknowledged packets of the interval; 0 with fewer than 2 samples.
+    /// Reliable RTT samples (`monitor::SampleFilter`) of the interval.
+    pub rtt_samples: u32,
+    /// Slope of RTT over send time (s/s), least squares over the reliable
+    /// samples; 0 with fewer than 2.
     pub rtt_gradient: f64,
+    /// Its standard error (0 with fewer than 3 samples).
+    pub rtt_gradient_se: f64,
+    /// Root mean square of the RTTs around that line (s).
+    pub rtt_residual: f64,
     /// The sender ran out of data during the interval.
     pub app_limited: bool,
 }
@@ -123,12 +131,6 @@ pub trait RateController: Send {
     fn on_feedback(&mut self, _feedback_kbps: u32, _ctx: &Ctx) -> Option<f64> {
         None
     }
-    /// Interval `id` still has packets unaccounted for long after it ended
-    /// (Vivace's MI timeout). Returns a rate to apply at once, if any; the
-    /// interval's report still arrives later.
-    fn on_mi_timeout(&mut self, _id: u64, _ctx: &Ctx) -> Option<f64> {
-        None
-    }
     /// What DATA packets carry in `rate_kbps` when pacing at `pacing_kbps`.
     fn asked_kbps(&self, pacing_kbps: f64) -> f64 {
         pacing_kbps
@@ -141,7 +143,8 @@ pub trait RateController: Send {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcSpec {
     Rcp,
-    Allegro,
+    /// `allegro` (the paper's utility), `allegro-ref` (the reference code's).
+    Allegro(allegro::Utility),
     /// `vivace`, `vivace-loss`, `vivace-latency` (see `vivace::Params`).
     Vivace(vivace::Variant),
     /// `fixed:RATE`, in kb/s.
@@ -166,7 +169,8 @@ impl CcSpec {
         };
         match head.as_str() {
             "rcp" => no_arg(CcSpec::Rcp),
-            "allegro" => no_arg(CcSpec::Allegro),
+            "allegro" => no_arg(CcSpec::Allegro(allegro::Utility::Paper)),
+            "allegro-ref" => no_arg(CcSpec::Allegro(allegro::Utility::Reference)),
             "vivace" => no_arg(CcSpec::Vivace(vivace::Variant::Default)),
             "vivace-loss" => no_arg(CcSpec::Vivace(vivace::Variant::Loss)),
             "vivace-latency" => no_arg(CcSpec::Vivace(vivace::Variant::Latency)),
@@ -182,7 +186,7 @@ impl CcSpec {
                 Some(a) => Err(format!("--cc {s}: bad TCP congestion control name '{a}'")),
             },
             _ => Err(format!(
-                "unknown --cc '{s}' (use rcp, allegro, vivace, vivace-loss, vivace-latency, fixed:RATE, tcp or tcp:ALGO)"
+                "unknown --cc '{s}' (use rcp, allegro, allegro-ref, vivace, vivace-loss, vivace-latency, fixed:RATE, tcp or tcp:ALGO)"
             )),
         }
     }
@@ -191,7 +195,8 @@ impl CcSpec {
     pub fn name(&self) -> String {
         match self {
             CcSpec::Rcp => "rcp".into(),
-            CcSpec::Allegro => "allegro".into(),
+            CcSpec::Allegro(allegro::Utility::Paper) => "allegro".into(),
+            CcSpec::Allegro(allegro::Utility::Reference) => "allegro-ref".into(),
             CcSpec::Vivace(v) => v.name().into(),
             CcSpec::Fixed(_) => "fixed".into(),
             CcSpec::Tcp(None) => "tcp".into(),
@@ -206,7 +211,7 @@ impl CcSpec {
         let rng = SmallRng::seed_from_u64(seed);
         Some(match self {
             CcSpec::Rcp => Box::new(rcp::Rcp::new(max_rate_kbps)),
-            CcSpec::Allegro => Box::new(allegro::Allegro::new(allegro::Params::default(), rng)),
+            CcSpec::Allegro(u) => Box::new(allegro::Allegro::new(allegro::Params::of(*u), rng)),
             CcSpec::Vivace(v) => Box::new(vivace::Vivace::new(vivace::Params::of(*v), rng)),
             CcSpec::Fixed(r) => Box::new(fixed::Fixed::new(*r)),
             CcSpec::Tcp(_) => return None,
@@ -239,13 +244,16 @@ pub(crate) fn report(id: u64, rate: f64, loss: f64) -> MiReport {
         rate_kbps: rate,
         duration_s: 0.06,
         sent_pkts: 100,
-        acked_pkts: (100.0 * (1.0 - loss)) as u32,
+        delivered_pkts: (100.0 * (1.0 - loss)) as u32,
         lost_pkts: (100.0 * loss) as u32,
         send_kbps: rate,
         throughput_kbps: rate * (1.0 - loss),
         loss,
         avg_rtt_s: 0.03,
+        rtt_samples: 100,
         rtt_gradient: 0.0,
+        rtt_gradient_se: 0.0,
+        rtt_residual: 0.0,
         app_limited: false,
     }
 }
@@ -257,7 +265,10 @@ mod tests {
     #[test]
     fn parse_specs() {
         assert_eq!(CcSpec::parse("rcp"), Ok(CcSpec::Rcp));
-        assert_eq!(CcSpec::parse("Allegro"), Ok(CcSpec::Allegro));
+        assert_eq!(CcSpec::parse("Allegro"), Ok(CcSpec::Allegro(allegro::Utility::Paper)));
+        let ar = CcSpec::parse("allegro-ref");
+        assert_eq!(ar, Ok(CcSpec::Allegro(allegro::Utility::Reference)));
+        assert_eq!(ar.map(|a| a.name()), Ok("allegro-ref".to_string()));
         assert_eq!(CcSpec::parse("vivace-loss"), Ok(CcSpec::Vivace(vivace::Variant::Loss)));
         assert_eq!(CcSpec::parse("fixed:10mbit"), Ok(CcSpec::Fixed(10_000.0)));
         assert_eq!(CcSpec::parse("tcp"), Ok(CcSpec::Tcp(None)));

@@ -1,6 +1,6 @@
 //! What PCC Allegro and PCC Vivace share: the bookkeeping of a phase (the
-//! monitor intervals planned since the controller last changed state), the
-//! starting climb, and the randomised pairs of trial intervals.
+//! monitor intervals planned since the controller last changed state) and
+//! the randomised pairs of trial intervals.
 
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -13,8 +13,6 @@ pub struct Phase {
     first_mi: Option<u64>,
     /// MIs planned in the phase.
     planned: u32,
-    /// Climbing: (rate, utility) of the latest reported MI.
-    prev: Option<(f64, f64)>,
 }
 
 impl Phase {
@@ -28,19 +26,6 @@ impl Phase {
     /// Was MI `id` planned in this phase?
     pub fn owns(&self, id: u64) -> bool {
         self.first_mi.is_some_and(|first| id >= first)
-    }
-
-    /// Climbing (starting / slow start, Allegro's adjusting): an MI at
-    /// `rate_kbps` reported utility `u`. Some(rate of the previous MI) once
-    /// utility fell: the controller goes back to it and leaves the climb.
-    pub fn climb(&mut self, rate_kbps: f64, u: f64) -> Option<f64> {
-        if let Some((prev_rate, prev_u)) = self.prev {
-            if u < prev_u {
-                return Some(prev_rate);
-            }
-        }
-        self.prev = Some((rate_kbps, u));
-        None
     }
 }
 
@@ -69,14 +54,6 @@ mod tests {
         assert_eq!(p.plan(7), 0);
         assert_eq!(p.plan(8), 1);
         assert!(p.owns(7) && p.owns(9) && !p.owns(6));
-    }
-
-    #[test]
-    fn the_climb_ends_at_the_first_drop_in_utility() {
-        let mut p = Phase::default();
-        assert_eq!(p.climb(100.0, 1.0), None);
-        assert_eq!(p.climb(200.0, 2.0), None);
-        assert_eq!(p.climb(400.0, 1.5), Some(200.0));
     }
 
     #[test]

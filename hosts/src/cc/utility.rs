@@ -7,38 +7,26 @@ pub fn allegro(t_mbps: f64, x_mbps: f64, l: f64) -> f64 {
     t_mbps * sigmoid(l - 0.05, 100.0) - x_mbps * l
 }
 
+/// Allegro's reference implementation (modong/pcc `sender/app/cc.h`, the
+/// default since 2015): `(T * Sigmoid(L - 0.05) * Sigmoid10(1 - RTT_prev /
+/// RTT) - x * L) / RTT`, alpha = 100 and 10: the paper's utility with a
+/// latency factor (0.5 at a steady RTT, towards 0 as it rises, towards 1 as
+/// it falls) per second of RTT. `rtt_prev`: the previous MI's mean RTT,
+/// `rtt` this one's (s).
+pub fn allegro_ref(t_mbps: f64, x_mbps: f64, l: f64, rtt_prev: f64, rtt: f64) -> f64 {
+    let rtt = rtt.max(1e-6);
+    (t_mbps * sigmoid(l - 0.05, 100.0) * sigmoid(1.0 - rtt_prev / rtt, 10.0) - x_mbps * l) / rtt
+}
+
 /// `1 / (1 + e^(alpha*y))`: ~1 well below 0, 0.5 at 0, ~0 well above.
 pub fn sigmoid(y: f64, alpha: f64) -> f64 {
     1.0 / (1.0 + (alpha * y).exp())
 }
 
 /// Vivace (NSDI'18 eq. 1): `u = x^t - b * x * dRTT/dT - c * x * L`.
-/// `gradient` is the RTT gradient (s/s) *after* filtering.
+/// `gradient` is the RTT gradient (s/s) *after* filtering (`vivace.rs`).
 pub fn vivace(x_mbps: f64, gradient: f64, l: f64, t: f64, b: f64, c: f64) -> f64 {
     x_mbps.max(0.0).powf(t) - b * x_mbps * gradient - c * x_mbps * l
-}
-
-/// Vivace's low-pass filter: an RTT gradient whose magnitude is below `flt`
-/// counts as 0 (jitter, not a queue building or draining).
-pub fn filter_gradient(g: f64, flt: f64) -> f64 {
-    if g.abs() < flt {
-        0.0
-    } else {
-        g
-    }
-}
-
-/// Least-squares slope of `y` over `x` from running sums
-/// (n, Σx, Σy, Σxy, Σx²); 0 when fewer than 2 points or all `x` equal.
-pub fn regression_slope(n: f64, sx: f64, sy: f64, sxy: f64, sxx: f64) -> f64 {
-    if n < 2.0 {
-        return 0.0;
-    }
-    let den = n * sxx - sx * sx;
-    if den.abs() < 1e-18 {
-        return 0.0;
-    }
-    (n * sxy - sx * sy) / den
 }
 
 #[cfg(test)]
@@ -65,6 +53,19 @@ mod tests {
     }
 
     #[test]
+    fn allegro_ref_hand_computed() {
+        // steady RTT (30 ms), no loss: 10 * 0.9933071 * 0.5 / 0.03 = 165.551192
+        close(allegro_ref(10.0, 10.0, 0.0, 0.03, 0.03), 165.551192);
+        // 1% loss: (9.9 * 0.9820138 * 0.5 - 0.1) / 0.03 = 158.698942
+        close(allegro_ref(9.9, 10.0, 0.01, 0.03, 0.03), 158.698942);
+        // RTT falling from 40 to 30 ms: Sigmoid10(-1/3) = 1 / (1 + e^-3.3333)
+        // = 0.9655548; 10 * 0.9933071 * 0.9655548 / 0.03 = 319.6975
+        close(allegro_ref(10.0, 10.0, 0.0, 0.04, 0.03), 319.697_5);
+        // the same rates over a 100 ms RTT count a third of a 30 ms one's
+        close(allegro_ref(10.0, 10.0, 0.0, 0.1, 0.1), 165.551192 * 0.3);
+    }
+
+    #[test]
     fn vivace_hand_computed() {
         let (t, b, c) = (0.9, 900.0, 11.35);
         // 10^0.9 = 7.9432823
@@ -77,18 +78,5 @@ mod tests {
         close(vivace(10.0, 0.02, 0.0, t, 0.0, c), 7.9432823);
         // 20^0.9 = 14.8226890; - 11.35 * 20 * 0.01 = 2.27 -> 12.5526890
         close(vivace(20.0, 0.0, 0.01, t, b, c), 12.5526890);
-    }
-
-    #[test]
-    fn filter_and_regression() {
-        assert_eq!(filter_gradient(0.005, 0.01), 0.0);
-        assert_eq!(filter_gradient(-0.005, 0.01), 0.0);
-        assert_eq!(filter_gradient(0.02, 0.01), 0.02);
-        assert_eq!(filter_gradient(-0.02, 0.01), -0.02);
-        // points (0, 1), (1, 3), (2, 5): slope 2
-        // n=3, Σx=3, Σy=9, Σxy=0+3+10=13, Σx²=5: (39-27)/(15-9) = 2
-        close(regression_slope(3.0, 3.0, 9.0, 13.0, 5.0), 2.0);
-        assert_eq!(regression_slope(1.0, 1.0, 1.0, 1.0, 1.0), 0.0);
-        assert_eq!(regression_slope(2.0, 2.0, 3.0, 3.0, 2.0), 0.0); // same x twice
     }
 }
