@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,10 @@ def test_a_pair_a_running_switch_uses_is_kept(stale_pair):
     switch = subprocess.Popen(["simple_switch", "-c", "import time; time.sleep(30)", "-i", f"1@{NAMES[0]}"],
                               executable=sys.executable)
     try:
+        cmdline = Path(f"/proc/{switch.pid}/cmdline")
+        deadline = time.monotonic() + 5
+        while not cmdline.read_bytes().startswith(b"simple_switch\0") and time.monotonic() < deadline:
+            time.sleep(0.01)    # until the child has exec'd
         with pytest.raises(RuntimeError, match=f"{NAMES[0]}.*simple_switch {switch.pid}"):
             remove_stale_interfaces(stale_pair)
         assert all(exists(n) for n in stale_pair)
