@@ -39,8 +39,9 @@ struct RecvFlow {
     verified: bool,
     data_pkts: u64,
     dup_pkts: u64,
-    /// Wall clock when `cum` reached the announced size.
-    last_byte_unix: Option<f64>,
+    /// Wall clock when `cum` last advanced: the last byte's arrival once the flow is whole (its size
+    /// announced in the SYN, or, for an open-ended flow, in the FIN).
+    cum_advanced_unix: Option<f64>,
 }
 
 impl RecvFlow {
@@ -115,7 +116,11 @@ impl RecvFlow {
             duplicate_pkts: self.dup_pkts,
             start_unix_s: round(self.created_unix, 6),
             duration_s: round(now - self.created, 6),
-            last_byte_unix_s: self.last_byte_unix.map(|t| round(t, 6)),
+            last_byte_unix_s: if self.size == Some(self.cum) {
+                self.cum_advanced_unix.map(|t| round(t, 6))
+            } else {
+                None
+            },
         }
     }
 }
@@ -208,7 +213,7 @@ impl Receiver {
                         verified: true,
                         data_pkts: 0,
                         dup_pkts: 0,
-                        last_byte_unix: None,
+                        cum_advanced_unix: None,
                     }
                 });
                 self.reply(tx, peer, stamped, echo, Body::SynAck { window: RECV_WINDOW });
@@ -227,11 +232,12 @@ impl Receiver {
                         f.verified = false; // data beyond the announced size
                     }
                 }
+                let cum_before = f.cum;
                 if !f.on_data(offset, payload) {
                     f.dup_pkts += 1;
                 }
-                if f.last_byte_unix.is_none() && f.size == Some(f.cum) {
-                    f.last_byte_unix = Some(now_unix);
+                if f.cum > cum_before {
+                    f.cum_advanced_unix = Some(now_unix);
                 }
                 let sacks = f.sacks(offset);
                 let body = Body::Ack {
@@ -265,6 +271,8 @@ impl Receiver {
                 let mut rec = f.record(now, true);
                 rec.verified = ok;
                 rec.size_bytes = Some(final_size);
+                // An open-ended flow is whole now that the FIN gave its size.
+                rec.last_byte_unix_s = f.cum_advanced_unix.map(|t| round(t, 6));
                 let cum = f.cum;
                 self.records.push(rec);
                 self.flows.remove(&key);
@@ -444,6 +452,19 @@ mod tests {
         let recs = rx.take_records();
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].last_byte_unix_s, Some(100.5));
+    }
+
+    #[test]
+    fn an_open_ended_flow_has_its_last_byte_time_from_the_fin() {
+        let mut rx = Receiver::new(60.0);
+        let mut tx = Collect::default();
+        open(&mut rx, &mut tx, SIZE_UNKNOWN);
+        rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
+        rx.on_datagram(&data(1000, 1000), peer(), 0.2, 100.5, &mut tx);
+        rx.on_datagram(&data(1000, 1000), peer(), 0.3, 101.0, &mut tx); // duplicate
+        rx.on_datagram(&pkt(Body::Fin { final_size: 2000 }, 1), peer(), 0.4, 102.0, &mut tx);
+        let recs = rx.take_records();
+        assert_eq!((recs.len(), recs[0].size_bytes, recs[0].last_byte_unix_s), (1, Some(2000), Some(100.5)));
     }
 
     #[test]

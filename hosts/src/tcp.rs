@@ -342,6 +342,7 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
         rec.verified = true;
         let mut buf = vec![0u8; CHUNK];
         let mut got: u64 = 0;
+        let mut last_read_unix = None;
         loop {
             let want = match rec.size_bytes {
                 Some(sz) => (sz - got).min(CHUNK as u64) as usize,
@@ -358,12 +359,14 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
                 rec.verified = false;
             }
             got += n as u64;
-            if rec.size_bytes == Some(got) {
-                rec.last_byte_unix_s = Some(round(net::unix_now(), 6));
-            }
+            last_read_unix = Some(net::unix_now());
         }
         rec.bytes_delivered = got;
         rec.completed = rec.size_bytes.is_none_or(|sz| got == sz);
+        // The last byte arrived with the last read that returned data (an open-ended flow: before the EOF).
+        if rec.completed {
+            rec.last_byte_unix_s = last_read_unix.map(|t| round(t, 6));
+        }
         let mut done = Vec::with_capacity(16);
         done.extend_from_slice(DONE);
         let status: u32 = if rec.verified && rec.completed { 1 } else { 0 };

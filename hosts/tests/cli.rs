@@ -362,3 +362,34 @@ fn traffic_sizes_do_not_depend_on_the_scheme() {
     assert!(!sizes[0].is_empty());
     assert_eq!(sizes[0], sizes[1]);
 }
+
+#[test]
+fn open_ended_flows_have_the_receivers_last_byte_time() {
+    let dir = TempDir::new("open");
+    let port = free_port();
+    let rout = dir.file("recv.jsonl");
+    let mut r = recv(port, &rout);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut ends = std::collections::HashMap::new(); // flow id -> sender's (start, start + fct)
+    for (i, cc) in ["fixed:20mbit", "tcp"].iter().enumerate() {
+        let o = run_with_timeout(
+            Command::new(bin())
+                .args(["send", "--to", &format!("127.0.0.1:{port}"), "--tcp-port", &(port + 1).to_string()])
+                .args(["--duration", "0.5", "--cc", cc, "--flow-id", &(2000 + i).to_string()]),
+            60.0,
+        );
+        assert!(o.status.success(), "{cc}: {}", String::from_utf8_lossy(&o.stderr));
+        let recs = json_lines(&String::from_utf8_lossy(&o.stdout));
+        let start = recs[0]["start_unix_s"].as_f64().unwrap_or(0.0);
+        ends.insert(recs[0]["flow_id"].as_u64(), (start, start + recs[0]["fct_s"].as_f64().unwrap_or(0.0)));
+    }
+    let rr = wait_for_lines(&rout, 2, 10.0);
+    r.terminate(5.0);
+    assert_eq!(rr.len(), 2, "receiver records: {rr:?}");
+    for x in &rr {
+        assert_eq!(x["completed"], true, "{x}");
+        let (start, acked) = ends[&x["flow_id"].as_u64()];
+        let last = x["last_byte_unix_s"].as_f64().unwrap_or(0.0);
+        assert!(start + 0.4 < last && last <= acked + 1e-3, "{x}: sender {start}..{acked}");
+    }
+}
