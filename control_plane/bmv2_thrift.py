@@ -6,7 +6,9 @@ import ipaddress
 import json
 import logging
 import os
+import select
 import socket
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import psutil
@@ -19,7 +21,7 @@ from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
-from control_plane.driver import PortCounters, SwitchUnavailable
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -36,6 +38,7 @@ class _BatchingTransport(TTransport.TBufferedTransport):
 
     def __init__(self, trans):
         super().__init__(trans)
+        self._socket = trans
         self._holding = False
 
     def flush(self):
@@ -52,6 +55,14 @@ class _BatchingTransport(TTransport.TBufferedTransport):
             self._holding = False
         super().flush()
 
+    def wait_readable(self) -> None:
+        """Block until the first bytes of an answer are on the socket (or the socket's timeout)."""
+        sock = self._socket.handle
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        if not poller.poll(sock.gettimeout() * 1000):
+            raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "no answer")
+
 
 def _mac_bytes(mac: str) -> bytes:
     return bytes.fromhex(mac.replace(":", ""))
@@ -63,13 +74,13 @@ class Bmv2ThriftDriver:
     queue_rate_unit = "packets"       # set_egress_queue_rate is in packets per second
 
     def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
-                 server_nice: int | None = None):
+                 server_nice: int | None = None, server_cpus: set[int] | None = None):
         """server_nice: nice value for the switch's thread that serves this connection (bmv2 runs one
         thread per Thrift client), when the switch runs on this machine; None leaves it. The control
         loop gives it -20: in a switch process that forwards near its capacity the loop's requests
         otherwise wait for a core (docs/control_plane.md, "Timing")."""
         self.host, self.thrift_port, self.timeout_s = host, thrift_port, timeout_s
-        self.server_nice = server_nice
+        self.server_nice, self.server_cpus = server_nice, server_cpus
         self._transport = None
         self._std = None
         self._sswitch = None
@@ -80,7 +91,7 @@ class Bmv2ThriftDriver:
 
     def connect(self) -> None:
         self.close()
-        server = self._local_server() if self.server_nice is not None else None
+        server = self._local_server() if self.server_nice is not None or self.server_cpus else None
         threads_before = {t.id for t in server.threads()} if server else set()
         sock = TSocket.TSocket(self.host, self.thrift_port)
         sock.setTimeout(self.timeout_s * 1000)
@@ -124,7 +135,10 @@ class Bmv2ThriftDriver:
         try:
             for thread in server.threads():
                 if thread.id not in threads_before:
-                    os.setpriority(os.PRIO_PROCESS, thread.id, self.server_nice)
+                    if self.server_nice is not None:
+                        os.setpriority(os.PRIO_PROCESS, thread.id, self.server_nice)
+                    if self.server_cpus:
+                        os.sched_setaffinity(thread.id, self.server_cpus)
         except (psutil.Error, OSError) as e:
             log.warning("%s: could not raise the priority of the switch's Thrift thread: %s", self, e)
 
@@ -158,29 +172,33 @@ class Bmv2ThriftDriver:
     def read_ingress_packets(self, port: int) -> int:
         return self.read_counter(dp.COUNTER_INGRESS_PACKETS, port).packets
 
-    def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
+    def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead:
         """Every RCP count of `ports` in one round trip: the requests leave in one write and the
-        server answers them in order (two whole register arrays, two counter cells per port)."""
+        server answers them in order (the input counter's cells first, then the RTT count's, then two
+        whole register arrays). `at` is when the first answer reached the socket: bmv2 answers the
+        batch as soon as it reads it, while decoding the answers here takes most of the read."""
         std = self._std
 
         def exchange():
             with self._transport.batch():
-                for name in dp.RCP_REGISTERS_READ:
-                    std.send_bm_register_read_all(CONTEXT, name)
                 for name in dp.RCP_COUNTERS:
                     for port in ports:
                         std.send_bm_counter_read(CONTEXT, name, port)
-            arrays = {name: std.recv_bm_register_read_all() for name in dp.RCP_REGISTERS_READ}
+                for name in dp.RCP_REGISTERS_READ:
+                    std.send_bm_register_read_all(CONTEXT, name)
+            self._transport.wait_readable()
+            at = clock()
             counts = {(name, port): std.recv_bm_counter_read() for name in dp.RCP_COUNTERS for port in ports}
-            return arrays, counts
+            arrays = {name: std.recv_bm_register_read_all() for name in dp.RCP_REGISTERS_READ}
+            return at, arrays, counts
 
-        arrays, counts = self._call("read counters", exchange, pipelined=True)
-        return {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p].bytes,
-                                input_packets=counts[dp.COUNTER_INPUT, p].packets,
-                                rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
-                                rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
-                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
-                for p in ports}
+        at, arrays, counts = self._call("read counters", exchange, pipelined=True)
+        return CounterRead(at, {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p].bytes,
+                                                input_packets=counts[dp.COUNTER_INPUT, p].packets,
+                                                rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
+                                                rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
+                                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
+                                for p in ports})
 
     def read_counter(self, name: str, index: int):
         """One cell of a counter extern: its .packets and .bytes."""

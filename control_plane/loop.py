@@ -99,6 +99,9 @@ class ControlLoop:
     # each period, and on a machine whose cores the switch and the hosts keep busy a normal thread
     # waits for a core after every wake-up (docs/control_plane.md, "Timing").
     rt_priority: int | None = 10
+    # CPU for the loop's thread and the switch's thread that answers it (None: wherever the kernel
+    # puts them): see docs/control_plane.md, "Timing".
+    cpu: int | None = None
     ports: dict[int, PortState] = field(init=False)
     connected: bool = field(init=False, default=False)
 
@@ -108,6 +111,8 @@ class ControlLoop:
             # weight, not a real-time class: with SCHED_FIFO the idle period got worse (p99 1.5-2.0 T
             # against 1.16; docs/control_plane.md, "Timing").
             self.driver.server_nice = -20
+        if self.cpu is not None and hasattr(self.driver, "server_cpus"):
+            self.driver.server_cpus = {self.cpu}
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
         self.ports = {}
@@ -142,22 +147,26 @@ class ControlLoop:
         self.connected = True
         log.info("%s: synchronised (%d routes, RCP ports %s)", self.switch.name, len(self.routes), sorted(self.ports))
 
-    def step(self) -> list[dict]:
-        """Read every RCP port's counters in one pass, update R, write it back."""
+    def step(self, deadline: float | None = None) -> list[dict]:
+        """Read every RCP port's counters in one pass, update R, write it back.
+
+        The interval's time is between the instants the switch answered two reads (CounterRead.at);
+        `deadline`, when the step runs on a schedule, is when it should have started."""
         started = self.clock()
-        counters = self.driver.read_counters(sorted(self.ports))
-        now = (started + self.clock()) / 2
+        read = self.driver.read_counters(sorted(self.ports), self.clock)
+        read_s = self.clock() - started
         records, rates = [], {}
         for port, ps in self.ports.items():
-            record = self._update_port(ps, counters[port], now)
+            record = self._update_port(ps, read.ports[port], read.at)
             if record is not None:
                 records.append(record)
                 rates[port] = _kbps(ps.R_bps)
         if rates:
             self.driver.write_rates_kbps(rates)
-        loop_s = self.clock() - started
+        timing = {"loop_s": self.clock() - started, "read_s": read_s, "answer_s": read.at - started,
+                  "late_s": None if deadline is None else started - deadline}
         for record in records:
-            record["loop_s"] = loop_s
+            record.update(timing)
             self.emit(record)
         return records
 
@@ -205,7 +214,7 @@ class ControlLoop:
                     self.resync()
                     delay = backoff_s[0]
                     deadline = self.clock()
-                self.step()
+                self.step(deadline)
             except (SwitchUnavailable, CounterWentBackwards) as e:
                 log.warning("%s: %s; resynchronising in %.1f s", self.switch.name, e, delay)
                 self.connected = False
@@ -224,6 +233,8 @@ class ControlLoop:
         """Real-time priority for this thread, and no full garbage collection walking the process's
         older objects (in an experiment, everything topo/ loaded) in the middle of a period."""
         gc.freeze()
+        if self.cpu is not None:
+            os.sched_setaffinity(0, {self.cpu})
         if self.rt_priority is None:
             return
         try:
