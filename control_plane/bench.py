@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import statistics
 import subprocess
 import sys
@@ -138,7 +139,7 @@ def _rcp_ports(numbers) -> dict[int, SwitchPort]:
             for p in numbers}
 
 
-def run_loop(seconds: float, load_rate: str | None, rt_priority: int | None, cpu: int | None) -> dict:
+def run_loop(seconds: float, load_rate: str | None, loop_options: dict, records_out=None) -> dict:
     ports = _rcp_ports(RCP_PORT_NUMBERS)
     intervals = Intervals(RCP_PORT_NUMBERS[0])
     with ExitStack() as stack:
@@ -151,7 +152,7 @@ def run_loop(seconds: float, load_rate: str | None, rt_priority: int | None, cpu
         routes += [Route(f"{RECEIVER_IP}/32", 1, "00:aa:00:00:00:01", RECEIVER_MAC),
                    Route(f"{SENDER_IP}/32", 0, "00:aa:00:00:00:00", SENDER_MAC)]
         loops = [ControlLoop(switch, routes, Bmv2ThriftDriver(thrift_port), RcpParams(d0_init_s=0.05),
-                             emit=intervals, rt_priority=rt_priority, cpu=cpu)]
+                             emit=intervals, **loop_options)]
         monitor = None
         if load_rate:
             if not HOST_BINARY.is_file():
@@ -159,7 +160,7 @@ def run_loop(seconds: float, load_rate: str | None, rt_priority: int | None, cpu
             # The second loop programs the same routes; its ports have no interfaces, only counters.
             second = Switch("s2", thrift_port, _rcp_ports(SECOND_LOOP_PORTS))
             loops.append(ControlLoop(second, routes, Bmv2ThriftDriver(thrift_port), RcpParams(d0_init_s=0.05),
-                                     rt_priority=rt_priority, cpu=cpu))
+                                     **loop_options))
         for loop in loops:
             loop.resync()
         if load_rate:
@@ -206,6 +207,10 @@ def run_loop(seconds: float, load_rate: str | None, rt_priority: int | None, cpu
         forwarded = probe.read_counter(dp.COUNTER_INPUT, 1).packets + probe.read_counter(dp.COUNTER_INPUT, 0).packets - fwd0
         probe.close()
     rows = intervals.rows
+    if records_out:
+        for record, stolen_ticks, queued_ns in rows:
+            records_out.write(json.dumps({**record, "scenario": "under load" if load_rate else "idle",
+                                          "stolen_ticks": stolen_ticks, "run_queue_ns": queued_ns}) + "\n")
     records = [r for r, _, _ in rows]
     T = records[-1]["T_s"]
     periods = [r["period_s"] for r in records]
@@ -247,20 +252,23 @@ def main(argv=None) -> int:
                     help="SCHED_FIFO priority of the loop's thread; 0: a normal thread (default %(default)s)")
     ap.add_argument("--load-rate", default="60mbit",
                     help="the fixed-rate sender's rate under load (p4rcp-host rate syntax); default %(default)s")
+    ap.add_argument("--records", help="write the loop's records of one port, per interval, to this JSONL file")
     ap.add_argument("--cpu", type=int, default=None,
                     help="CPU of the loops' threads and of the switch's threads that answer them")
     ap.add_argument("--switch-interval-ms", type=float, default=None,
-                    help="Python's thread switch interval for the run (sys.setswitchinterval); default: as the "
-                         "loop leaves it")
+                    help="Python's thread switch interval while the loops run; 0: Python's own (5 ms); default: "
+                         "the loop's")
     args = ap.parse_args(argv)
     if not BUILD_JSON.is_file():
         print(f"bench-control: {BUILD_JSON} missing: run 'make build'", file=sys.stderr)
         return 2
-    rt = args.rt_priority or None
-    if args.switch_interval_ms:
-        sys.setswitchinterval(args.switch_interval_ms / 1e3)
-    results = {"idle": run_loop(args.seconds, None, rt, args.cpu),
-               "under load": run_loop(args.seconds, args.load_rate, rt, args.cpu)}
+    loop_options = {"rt_priority": args.rt_priority or None, "cpu": args.cpu}
+    if args.switch_interval_ms is not None:
+        loop_options["switch_interval_s"] = args.switch_interval_ms / 1e3 or None
+    with ExitStack() as stack:
+        out = stack.enter_context(open(args.records, "w")) if args.records else None
+        results = {"idle": run_loop(args.seconds, None, loop_options, out),
+                   "under load": run_loop(args.seconds, args.load_rate, loop_options, out)}
     T = results["idle"]["T"]
     print(f"{RCP_PORTS} RCP ports, target T = {T * 1e3:.1f} ms, {args.seconds:.0f} s per scenario; "
           f"load: a p4rcp-host fixed:{args.load_rate} flow and its ACKs through the switch, a second loop "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -102,6 +103,11 @@ class ControlLoop:
     # CPU for the loop's thread and the switch's thread that answers it (None: wherever the kernel
     # puts them): see docs/control_plane.md, "Timing".
     cpu: int | None = None
+    # Python's thread switch interval while the loop runs (process-wide; None: leave it). A woken loop
+    # thread waits for the GIL until the thread holding it gives it up, which Python asks for only after
+    # this long (5 ms by default): in an experiment the other switches' loops and topo's monitor share
+    # the process (docs/control_plane.md, "Timing").
+    switch_interval_s: float | None = 0.0005
     ports: dict[int, PortState] = field(init=False)
     connected: bool = field(init=False, default=False)
 
@@ -233,6 +239,8 @@ class ControlLoop:
         """Real-time priority for this thread, and no full garbage collection walking the process's
         older objects (in an experiment, everything topo/ loaded) in the middle of a period."""
         gc.freeze()
+        if self.switch_interval_s is not None:
+            sys.setswitchinterval(min(sys.getswitchinterval(), self.switch_interval_s))
         if self.cpu is not None:
             os.sched_setaffinity(0, {self.cpu})
         if self.rt_priority is None:
