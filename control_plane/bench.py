@@ -253,8 +253,6 @@ def main(argv=None) -> int:
     ap.add_argument("--load-rate", default="60mbit",
                     help="the fixed-rate sender's rate under load (p4rcp-host rate syntax); default %(default)s")
     ap.add_argument("--records", help="write the loop's records of one port, per interval, to this JSONL file")
-    ap.add_argument("--cpu", type=int, default=None,
-                    help="CPU of the loops' threads and of the switch's threads that answer them")
     ap.add_argument("--switch-interval-ms", type=float, default=None,
                     help="Python's thread switch interval while the loops run; 0: Python's own (5 ms); default: "
                          "the loop's")
@@ -262,7 +260,7 @@ def main(argv=None) -> int:
     if not BUILD_JSON.is_file():
         print(f"bench-control: {BUILD_JSON} missing: run 'make build'", file=sys.stderr)
         return 2
-    loop_options = {"rt_priority": args.rt_priority or None, "cpu": args.cpu}
+    loop_options = {"rt_priority": args.rt_priority or None}
     if args.switch_interval_ms is not None:
         loop_options["switch_interval_s"] = args.switch_interval_ms / 1e3 or None
     with ExitStack() as stack:

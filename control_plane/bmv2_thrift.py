@@ -74,13 +74,13 @@ class Bmv2ThriftDriver:
     queue_rate_unit = "packets"       # set_egress_queue_rate is in packets per second
 
     def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
-                 server_nice: int | None = None, server_cpus: set[int] | None = None):
+                 server_nice: int | None = None):
         """server_nice: nice value for the switch's thread that serves this connection (bmv2 runs one
         thread per Thrift client), when the switch runs on this machine; None leaves it. The control
         loop gives it -20: in a switch process that forwards near its capacity the loop's requests
         otherwise wait for a core (docs/control_plane.md, "Timing")."""
         self.host, self.thrift_port, self.timeout_s = host, thrift_port, timeout_s
-        self.server_nice, self.server_cpus = server_nice, server_cpus
+        self.server_nice = server_nice
         self._transport = None
         self._std = None
         self._sswitch = None
@@ -92,7 +92,7 @@ class Bmv2ThriftDriver:
 
     def connect(self) -> None:
         self.close()
-        server = self._local_server() if self.server_nice is not None or self.server_cpus else None
+        server = self._local_server() if self.server_nice is not None else None
         threads_before = {t.id for t in server.threads()} if server else set()
         sock = TSocket.TSocket(self.host, self.thrift_port)
         sock.setTimeout(self.timeout_s * 1000)
@@ -140,10 +140,7 @@ class Bmv2ThriftDriver:
         try:
             for thread in server.threads():
                 if thread.id not in threads_before:
-                    if self.server_nice is not None:
-                        os.setpriority(os.PRIO_PROCESS, thread.id, self.server_nice)
-                    if self.server_cpus:
-                        os.sched_setaffinity(thread.id, self.server_cpus)
+                    os.setpriority(os.PRIO_PROCESS, thread.id, self.server_nice)
         except (psutil.Error, OSError) as e:
             log.warning("%s: could not raise the priority of the switch's Thrift thread: %s", self, e)
 

@@ -100,9 +100,6 @@ class ControlLoop:
     # each period, and on a machine whose cores the switch and the hosts keep busy a normal thread
     # waits for a core after every wake-up (docs/control_plane.md, "Timing").
     rt_priority: int | None = 10
-    # CPU for the loop's thread and the switch's thread that answers it (None: wherever the kernel
-    # puts them): see docs/control_plane.md, "Timing".
-    cpu: int | None = None
     # Python's thread switch interval while the loop runs (process-wide; None: leave it). A woken loop
     # thread waits for the GIL until the thread holding it gives it up, which Python asks for only after
     # this long (5 ms by default): in an experiment the other switches' loops and topo's monitor share
@@ -117,8 +114,6 @@ class ControlLoop:
             # weight, not a real-time class: with SCHED_FIFO the idle period got worse (p99 1.5-2.0 T
             # against 1.16; docs/control_plane.md, "Timing").
             self.driver.server_nice = -20
-        if self.cpu is not None and hasattr(self.driver, "server_cpus"):
-            self.driver.server_cpus = {self.cpu}
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
         self.ports = {}
@@ -241,8 +236,6 @@ class ControlLoop:
         gc.freeze()
         if self.switch_interval_s is not None:
             sys.setswitchinterval(min(sys.getswitchinterval(), self.switch_interval_s))
-        if self.cpu is not None:
-            os.sched_setaffinity(0, {self.cpu})
         if self.rt_priority is None:
             return
         try:
