@@ -6,7 +6,9 @@ import ipaddress
 import json
 import logging
 import os
+import select
 import socket
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import psutil
@@ -19,7 +21,7 @@ from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
-from control_plane.driver import PortCounters, SwitchUnavailable
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -36,6 +38,7 @@ class _BatchingTransport(TTransport.TBufferedTransport):
 
     def __init__(self, trans):
         super().__init__(trans)
+        self._socket = trans
         self._holding = False
 
     def flush(self):
@@ -51,6 +54,14 @@ class _BatchingTransport(TTransport.TBufferedTransport):
         finally:
             self._holding = False
         super().flush()
+
+    def wait_readable(self) -> None:
+        """Block until the first bytes of an answer are on the socket (or the socket's timeout)."""
+        sock = self._socket.handle
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        if not poller.poll(sock.gettimeout() * 1000):
+            raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "no answer")
 
 
 def _mac_bytes(mac: str) -> bytes:
@@ -74,6 +85,7 @@ class Bmv2ThriftDriver:
         self._std = None
         self._sswitch = None
         self._param_bytes: dict[str, list[int]] = {}
+        self._unanswered_writes = 0       # R writes sent whose answers are still on the connection
 
     def __repr__(self) -> str:
         return f"Bmv2ThriftDriver({self.host}:{self.thrift_port})"
@@ -85,17 +97,15 @@ class Bmv2ThriftDriver:
         sock = TSocket.TSocket(self.host, self.thrift_port)
         sock.setTimeout(self.timeout_s * 1000)
         transport = _BatchingTransport(sock)
-        # The accelerated protocol (thrift's C extension) halves the cost of a 512-cell register read.
-        protocol = TBinaryProtocol.TBinaryProtocolAccelerated(transport)
         try:
             transport.open()
             # A request goes out when it is written, not after the previous one's ACK.
             sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._std = Standard.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "standard"))
-            self._sswitch = SimpleSwitch.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "simple_switch"))
+            self._clients(transport)
             config = json.loads(self._std.bm_get_config())
         except (TException, OSError, EOFError) as e:
             transport.close()
+            self._std = self._sswitch = None
             raise SwitchUnavailable(f"{self}: {e}") from e
         self._transport = transport
         if server:
@@ -104,6 +114,12 @@ class Bmv2ThriftDriver:
         # simple_switch_grpc started without a program, waiting for a P4Runtime client to push one.)
         self._param_bytes = {a["name"]: [(p["bitwidth"] + 7) // 8 for p in a["runtime_data"]]
                              for a in config.get("actions", [])}
+
+    def _clients(self, transport: _BatchingTransport) -> None:
+        # The accelerated protocol (thrift's C extension) halves the cost of a 512-cell register read.
+        protocol = TBinaryProtocol.TBinaryProtocolAccelerated(transport)
+        self._std = Standard.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "standard"))
+        self._sswitch = SimpleSwitch.Client(TMultiplexedProtocol.TMultiplexedProtocol(protocol, "simple_switch"))
 
     def _local_server(self) -> psutil.Process | None:
         """The process listening on the Thrift port, if the switch runs on this machine."""
@@ -132,14 +148,20 @@ class Bmv2ThriftDriver:
         if self._transport is not None:
             self._transport.close()
         self._transport = self._std = self._sswitch = None
+        self._unanswered_writes = 0
 
-    def _call(self, what: str, fn, *args, pipelined: bool = False):
-        """fn(*args) on the connection. A pipelined exchange that fails half-way leaves answers
-        unread on the connection, so it is closed whatever the error."""
+    def _call(self, what: str, fn, pipelined: bool = False):
+        """fn() on the connection, after reading the answers of the last R writes. A pipelined
+        exchange that fails half-way leaves answers unread on the connection, so it is closed whatever
+        the error."""
         if self._std is None:
             raise SwitchUnavailable(f"{self}: not connected")
+        pipelined = pipelined or self._unanswered_writes > 0
         try:
-            return fn(*args)
+            while self._unanswered_writes:
+                self._std.recv_bm_register_write()
+                self._unanswered_writes -= 1
+            return fn()
         except (TTransport.TTransportException, OSError, EOFError, socket.timeout) as e:
             self.close()
             raise SwitchUnavailable(f"{self}: {what}: {e}") from e
@@ -150,67 +172,73 @@ class Bmv2ThriftDriver:
 
     def read_register(self, name: str) -> list[int]:
         """A whole register array in one round trip."""
-        return self._call(f"read {name}", self._std.bm_register_read_all, CONTEXT, name)
+        return self._call(f"read {name}", lambda: self._std.bm_register_read_all(CONTEXT, name))
 
     def write_register(self, name: str, index: int, value: int) -> None:
-        self._call(f"write {name}[{index}]", self._std.bm_register_write, CONTEXT, name, index, value)
+        self._call(f"write {name}[{index}]", lambda: self._std.bm_register_write(CONTEXT, name, index, value))
 
     def read_ingress_packets(self, port: int) -> int:
         return self.read_counter(dp.COUNTER_INGRESS_PACKETS, port).packets
 
-    def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
+    def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead:
         """Every RCP count of `ports` in one round trip: the requests leave in one write and the
-        server answers them in order (two whole register arrays, two counter cells per port)."""
+        server answers them in order (the input counter's cells first, then the RTT count's, then two
+        whole register arrays). `at` is when the first answer reached the socket: bmv2 answers the
+        batch as soon as it reads it, while decoding the answers here takes most of the read."""
         std = self._std
 
         def exchange():
             with self._transport.batch():
-                for name in dp.RCP_REGISTERS_READ:
-                    std.send_bm_register_read_all(CONTEXT, name)
                 for name in dp.RCP_COUNTERS:
                     for port in ports:
                         std.send_bm_counter_read(CONTEXT, name, port)
-            arrays = {name: std.recv_bm_register_read_all() for name in dp.RCP_REGISTERS_READ}
+                for name in dp.RCP_REGISTERS_READ:
+                    std.send_bm_register_read_all(CONTEXT, name)
+            self._transport.wait_readable()
+            at = clock()
             counts = {(name, port): std.recv_bm_counter_read() for name in dp.RCP_COUNTERS for port in ports}
-            return arrays, counts
+            arrays = {name: std.recv_bm_register_read_all() for name in dp.RCP_REGISTERS_READ}
+            return at, arrays, counts
 
-        arrays, counts = self._call("read counters", exchange, pipelined=True)
-        return {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p].bytes,
-                                input_packets=counts[dp.COUNTER_INPUT, p].packets,
-                                rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
-                                rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
-                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
-                for p in ports}
+        at, arrays, counts = self._call("read counters", exchange, pipelined=True)
+        return CounterRead(at, {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p].bytes,
+                                                input_packets=counts[dp.COUNTER_INPUT, p].packets,
+                                                rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
+                                                rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
+                                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
+                                for p in ports})
 
     def read_counter(self, name: str, index: int):
         """One cell of a counter extern: its .packets and .bytes."""
-        return self._call(f"read {name}[{index}]", self._std.bm_counter_read, CONTEXT, name, index)
+        return self._call(f"read {name}[{index}]", lambda: self._std.bm_counter_read(CONTEXT, name, index))
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
-        """Every port's R in one round trip (pipelined, as read_counters)."""
+        """Every port's R in one write, without waiting for the answers: the switch applies each write
+        as it reads it, and its answers are read before the connection's next request (an error in
+        one surfaces there). The loop's interval then ends when the writes leave, not when a switch
+        thread that got a core late has answered them."""
         std = self._std
 
-        def exchange():
+        def send():
             with self._transport.batch():
                 for port, kbps in rates.items():
                     std.send_bm_register_write(CONTEXT, dp.REG_RATE, port, kbps)
-            for _ in rates:
-                std.recv_bm_register_write()
+            self._unanswered_writes = len(rates)
 
-        self._call(f"write {dp.REG_RATE}", exchange, pipelined=True)
+        self._call(f"write {dp.REG_RATE}", send, pipelined=True)
 
     def install_routes(self, routes: list[Route]) -> None:
-        self._call("clear routes", self._std.bm_mt_clear_entries, CONTEXT, dp.TABLE_ROUTING_V4, False)
+        self._call("clear routes", lambda: self._std.bm_mt_clear_entries(CONTEXT, dp.TABLE_ROUTING_V4, False))
         widths = self._param_bytes[dp.ACTION_SET_NEXT_HOP]
         for route in routes:
             net = ipaddress.ip_network(route.prefix)
             key = [BmMatchParam(type=BmMatchParamType.LPM,
                                 lpm=BmMatchParamLPM(net.network_address.packed, net.prefixlen))]
             data = [route.port.to_bytes(widths[0], "big"), _mac_bytes(route.src_mac), _mac_bytes(route.dst_mac)]
-            self._call(f"add route {route.prefix}", self._std.bm_mt_add_entry, CONTEXT,
-                       dp.TABLE_ROUTING_V4, key, dp.ACTION_SET_NEXT_HOP, data, BmAddEntryOptions())
+            self._call(f"add route {route.prefix}", lambda: self._std.bm_mt_add_entry(
+                CONTEXT, dp.TABLE_ROUTING_V4, key, dp.ACTION_SET_NEXT_HOP, data, BmAddEntryOptions()))
 
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None:
         """rate_pps None: unshaped (bmv2 reads a rate of 0 as no limit)."""
-        self._call(f"queue depth of port {port}", self._sswitch.set_egress_queue_depth, port, depth_pkts)
-        self._call(f"queue rate of port {port}", self._sswitch.set_egress_queue_rate, port, rate_pps or 0)
+        self._call(f"queue depth of port {port}", lambda: self._sswitch.set_egress_queue_depth(port, depth_pkts))
+        self._call(f"queue rate of port {port}", lambda: self._sswitch.set_egress_queue_rate(port, rate_pps or 0))

@@ -6,6 +6,7 @@ the interface is kept narrow so that both fit it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -31,6 +32,18 @@ class PortCounters:
     queue_depth_pkts: int
 
 
+@dataclass(frozen=True)
+class CounterRead:
+    """The counts of one read and when the switch took them.
+
+    `at` is the reading of the caller's clock when the switch's first answer arrived: the switch reads
+    its counts as it answers, so this bounds that instant from above, without the client's own work
+    after it (turning the answers into numbers) and with every delay before it (the caller waking up
+    late, the switch's thread getting a core late). docs/control_plane.md, "Timing"."""
+    at: float
+    ports: dict[int, PortCounters]
+
+
 class Driver(Protocol):
     counter_bits: int                 # width of the counter externs (input, RTT count), for wrap-safe deltas
     rtt_sum_bits: int                 # width of the RTT-sum register
@@ -40,7 +53,7 @@ class Driver(Protocol):
 
     def close(self) -> None: ...
 
-    def read_counters(self, ports: list[int]) -> dict[int, PortCounters]: ...
+    def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead: ...
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None: ...
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -99,6 +100,11 @@ class ControlLoop:
     # each period, and on a machine whose cores the switch and the hosts keep busy a normal thread
     # waits for a core after every wake-up (docs/control_plane.md, "Timing").
     rt_priority: int | None = 10
+    # Python's thread switch interval while the loop runs (process-wide; None: leave it). A woken loop
+    # thread waits for the GIL until the thread holding it gives it up, which Python asks for only after
+    # this long (5 ms by default): in an experiment the other switches' loops and topo's monitor share
+    # the process (docs/control_plane.md, "Timing").
+    switch_interval_s: float | None = 0.0005
     ports: dict[int, PortState] = field(init=False)
     connected: bool = field(init=False, default=False)
 
@@ -142,22 +148,26 @@ class ControlLoop:
         self.connected = True
         log.info("%s: synchronised (%d routes, RCP ports %s)", self.switch.name, len(self.routes), sorted(self.ports))
 
-    def step(self) -> list[dict]:
-        """Read every RCP port's counters in one pass, update R, write it back."""
+    def step(self, deadline: float | None = None) -> list[dict]:
+        """Read every RCP port's counters in one pass, update R, write it back.
+
+        The interval's time is between the instants the switch answered two reads (CounterRead.at);
+        `deadline`, when the step runs on a schedule, is when it should have started."""
         started = self.clock()
-        counters = self.driver.read_counters(sorted(self.ports))
-        now = (started + self.clock()) / 2
+        read = self.driver.read_counters(sorted(self.ports), self.clock)
+        read_s = self.clock() - started
         records, rates = [], {}
         for port, ps in self.ports.items():
-            record = self._update_port(ps, counters[port], now)
+            record = self._update_port(ps, read.ports[port], read.at)
             if record is not None:
                 records.append(record)
                 rates[port] = _kbps(ps.R_bps)
         if rates:
             self.driver.write_rates_kbps(rates)
-        loop_s = self.clock() - started
+        timing = {"loop_s": self.clock() - started, "read_s": read_s, "answer_s": read.at - started,
+                  "late_s": None if deadline is None else started - deadline}
         for record in records:
-            record["loop_s"] = loop_s
+            record.update(timing)
             self.emit(record)
         return records
 
@@ -205,7 +215,7 @@ class ControlLoop:
                     self.resync()
                     delay = backoff_s[0]
                     deadline = self.clock()
-                self.step()
+                self.step(deadline)
             except (SwitchUnavailable, CounterWentBackwards) as e:
                 log.warning("%s: %s; resynchronising in %.1f s", self.switch.name, e, delay)
                 self.connected = False
@@ -224,6 +234,8 @@ class ControlLoop:
         """Real-time priority for this thread, and no full garbage collection walking the process's
         older objects (in an experiment, everything topo/ loaded) in the middle of a period."""
         gc.freeze()
+        if self.switch_interval_s is not None:
+            sys.setswitchinterval(min(sys.getswitchinterval(), self.switch_interval_s))
         if self.rt_priority is None:
             return
         try:

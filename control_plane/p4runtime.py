@@ -24,13 +24,13 @@ import concurrent.futures
 import ipaddress
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import finsy as fy
 import grpc
 
-from control_plane.driver import PortCounters, SwitchUnavailable
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -147,6 +147,16 @@ async def _collect(aiter) -> list:
     return [x async for x in aiter]
 
 
+async def _collect_timed(aiter, clock: Callable[[], float]) -> tuple[float, list]:
+    """The entities, and the clock when the first of them arrived (the switch has answered)."""
+    at, entities = None, []
+    async for x in aiter:
+        if at is None:
+            at = clock()
+        entities.append(x)
+    return (clock() if at is None else at), entities
+
+
 class P4RuntimeDriver:
     """The control loop's Driver over P4Runtime.
 
@@ -226,10 +236,11 @@ class P4RuntimeDriver:
             self.close()
             raise SwitchUnavailable(f"{self}: {what}: {e or type(e).__name__}") from e
 
-    def read_counters(self, ports: list[int]) -> dict[int, PortCounters]:
+    def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead:
         if self.side is not None:
-            return self.side.read_counters(ports)
-        return port_counters(self._call("read counters", lambda sw: _collect(sw.read(counter_reads()))), ports)
+            return self.side.read_counters(ports, clock)
+        at, entities = self._call("read counters", lambda sw: _collect_timed(sw.read(counter_reads()), clock))
+        return CounterRead(at, port_counters(entities, ports))
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
         if self.side is not None:

@@ -1,6 +1,6 @@
 """An in-memory switch for testing the control loop without bmv2."""
 
-from control_plane.driver import PortCounters, SwitchUnavailable
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
 
 ZERO = PortCounters(0, 0, 0, 0, 0)
 
@@ -15,6 +15,9 @@ class FakeDriver:
         self.queues = {}
         self.up = True
         self.connects = 0
+        # Time a read takes on the caller's clock when that is a test's settable clock (.t): until the
+        # switch answers (the round trip, the switch's thread waking), then decoding the answer.
+        self.answer_s = self.decode_s = 0.0
 
     def add(self, port, nbytes=0, packets=0, rtt_us=0, samples=0, qdepth=None):
         """Traffic crossed the port; counts wrap at their widths as the data plane's would."""
@@ -40,9 +43,17 @@ class FakeDriver:
     def close(self):
         pass
 
-    def read_counters(self, ports):
+    def read_counters(self, ports, clock):
         self._check()
-        return {p: self.counters[p] for p in ports}
+        self._spend(clock, self.answer_s)
+        read = CounterRead(clock(), {p: self.counters[p] for p in ports})
+        self._spend(clock, self.decode_s)
+        return read
+
+    @staticmethod
+    def _spend(clock, seconds):
+        if seconds:
+            clock.t += seconds
 
     def write_rates_kbps(self, rates):
         self._check()

@@ -56,6 +56,34 @@ def test_first_read_is_a_baseline_then_y_uses_measured_time():
     assert driver.rates[PORT] == round(rec["R_bps"] / 1000)
 
 
+def test_the_period_runs_from_answer_to_answer_not_over_the_clients_decoding():
+    """The switch reads its counts when it answers; what the client does after does not move that instant."""
+    loop, driver, clock, _ = make_loop()
+    driver.decode_s = 0.001
+    loop.step()                                   # answered at 100.000, decoded by 100.001
+    driver.decode_s = 0.004                       # a slow decode (a preempted client) ...
+    driver.add(PORT, nbytes=10_000)
+    clock.t += 0.009
+    [rec] = loop.step()                           # ... answered at 100.010
+    assert rec["period_s"] == pytest.approx(0.010)
+    assert rec["y_bps"] == pytest.approx(10_000 * 8 / 0.010)
+    assert (rec["answer_s"], rec["read_s"]) == (0, pytest.approx(0.004))
+
+
+def test_a_late_answer_lengthens_the_period():
+    """Lateness before the switch answers (the loop or the switch's thread waking late) is real: the
+    counts cover the longer time, and the period says so."""
+    loop, driver, clock, _ = make_loop()
+    loop.step()
+    driver.answer_s = 0.003
+    driver.add(PORT, nbytes=13_000)
+    clock.t += 0.010
+    [rec] = loop.step(deadline=clock.t - 0.002)   # the step itself started 2 ms after its deadline
+    assert rec["period_s"] == pytest.approx(0.013)
+    assert rec["y_bps"] == pytest.approx(13_000 * 8 / 0.013)
+    assert rec["answer_s"] == pytest.approx(0.003) and rec["late_s"] == pytest.approx(0.002)
+
+
 def test_d0_moving_average_and_missing_samples():
     loop, driver, clock, _ = make_loop(RcpParams(d0_init_s=0.1, d0_gain=0.5))
     loop.step()

@@ -84,7 +84,7 @@ def test_pipeline_and_routes_over_p4runtime_registers_refused_on_bmv2(grpc_switc
         assert out[Ether].dst == "00:00:00:00:00:02" and out[IP].ttl == 63
         assert driver.read_ingress_packets(0) >= 1
         with pytest.raises(P4RuntimeUnsupported, match="does not implement"):
-            driver.read_counters([1])
+            driver.read_counters([1], time.monotonic)
         with pytest.raises(P4RuntimeUnsupported, match="does not implement"):
             driver.write_rates_kbps({1: 1000})
     finally:
@@ -113,7 +113,7 @@ def test_rcp_loop_over_p4runtime_with_registers_over_thrift(grpc_switch):
         assert 0.05 * C / 1000 <= R_kbps <= C / 1000
         probe = Bmv2ThriftDriver(thrift_port)    # its own connection: the loop's is the loop thread's
         probe.connect()
-        assert probe.read_counters([1])[1].rtt_count >= 1
+        assert probe.read_counters([1], time.monotonic).ports[1].rtt_count >= 1
         probe.close()
     finally:
         stop.set()
