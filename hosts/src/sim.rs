@@ -637,11 +637,16 @@ mod pcc {
             arrival_jitter_s: jitter_s,
             ..Net::bottleneck(12_000.0, 64.0)
         };
+        let r = four_flows_on(&net, cc, secs, seed);
+        (r.jain(secs - 10.0, secs), r)
+    }
+
+    /// The four joining flows of `four_flows` on any network.
+    fn four_flows_on(net: &Net, cc: &CcSpec, secs: f64, seed: u64) -> SimResult {
         let flows: Vec<FlowSpec> = (0..4)
             .map(|i| FlowSpec::long(cc.clone(), 0.040, 2.0 * i as f64, secs))
             .collect();
-        let r = simulate(&net, &flows, seed, 2.0 * secs);
-        (r.jain(secs - 10.0, secs), r)
+        simulate(net, &flows, seed, 2.0 * secs)
     }
 
     /// Two flows, 12 Mb/s, 10 ms against `long_rtt_s` RTT, the long one
@@ -662,18 +667,27 @@ mod pcc {
     /// until both flows' goodput (0.5 s means) stays within 20% of the new
     /// fair share for 1 s (None: not within 10 s).
     fn bandwidth_change(cc: &CcSpec, jitter_s: f64, seed: u64) -> [Option<f64>; 2] {
-        let changes = [(10.0, 6_000.0), (20.0, 12_000.0)];
+        times_to_share(&bandwidth_change_run(cc, jitter_s, seed))
+    }
+
+    /// The bottleneck's rate changes of the bandwidth-change scenario: (time, kb/s).
+    const RATE_CHANGES: [(f64, f64); 2] = [(10.0, 6_000.0), (20.0, 12_000.0)];
+
+    fn bandwidth_change_run(cc: &CcSpec, jitter_s: f64, seed: u64) -> SimResult {
         let net = Net {
             arrival_jitter_s: jitter_s,
-            rate_changes: changes.to_vec(),
+            rate_changes: RATE_CHANGES.to_vec(),
             ..Net::bottleneck(12_000.0, 64.0)
         };
         let flows = [
             FlowSpec::long(cc.clone(), 0.040, 0.0, 30.0),
             FlowSpec::long(cc.clone(), 0.040, 0.0, 30.0),
         ];
-        let r = simulate(&net, &flows, seed, 60.0);
-        changes.map(|(at, rate)| {
+        simulate(&net, &flows, seed, 60.0)
+    }
+
+    fn times_to_share(r: &SimResult) -> [Option<f64>; 2] {
+        RATE_CHANGES.map(|(at, rate)| {
             let fair = rate / 2.0 * 1000.0 / 1078.0;
             let near = |t: f64| {
                 r.flows
@@ -686,6 +700,7 @@ mod pcc {
                 .map(|t| t - at)
         })
     }
+
 
     #[test]
     fn pcc_fills_a_lossless_link() {
@@ -894,17 +909,8 @@ mod pcc {
     fn explore_bandwidth_change() {
         for cc in env_cc() {
             for seed in seeds() {
-                let changes = [(10.0, 6_000.0), (20.0, 12_000.0)];
-                let net = Net {
-                    rate_changes: changes.to_vec(),
-                    ..Net::bottleneck(12_000.0, 64.0)
-                };
-                let flows = [
-                    FlowSpec::long(cc.clone(), 0.040, 0.0, 30.0),
-                    FlowSpec::long(cc.clone(), 0.040, 0.0, 30.0),
-                ];
-                let r = simulate(&net, &flows, seed, 60.0);
-                let j = [0.0, 0.0005, 0.001].map(|j| bandwidth_change(&cc, j, seed));
+                let r = bandwidth_change_run(&cc, 0.0, seed);
+                let j = [times_to_share(&r), bandwidth_change(&cc, 0.0005, seed), bandwidth_change(&cc, 0.001, seed)];
                 eprintln!("{} seed {seed}: arrival jitter 0 / 0.5 / 1 ms: {j:?}", cc.name());
                 if std::env::var("SIM_MIS").is_err() {
                     continue;
@@ -945,10 +951,7 @@ mod pcc {
                         ack_jitter_s: j,
                         ..Net::bottleneck(12_000.0, 64.0)
                     };
-                    let flows: Vec<FlowSpec> = (0..4)
-                        .map(|i| FlowSpec::long(cc.clone(), 0.040, 2.0 * i as f64, 30.0))
-                        .collect();
-                    let r = simulate(&net, &flows, seed, 60.0);
+                    let r = four_flows_on(&net, &cc, 30.0, seed);
                     (r.jain(20.0, 30.0), r.utilisation(20.0, 30.0, 12_000.0))
                 });
                 eprintln!(

@@ -23,6 +23,22 @@ fn recv(port: u16, out: &str) -> Proc {
     )
 }
 
+/// A receiver on a free local port, given time to bind: (port, its records file, the process).
+fn local_receiver(dir: &TempDir) -> (u16, String, Proc) {
+    let port = free_port();
+    let rout = dir.file("recv.jsonl");
+    let r = recv(port, &rout);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    (port, rout, r)
+}
+
+/// `send` to the local receiver on `port` (TCP on `port + 1`).
+fn send_to_local(port: u16) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(["send", "--to", &format!("127.0.0.1:{port}"), "--tcp-port", &(port + 1).to_string()]);
+    cmd
+}
+
 fn fails_with(args: &[&str], needle: &str) {
     command_fails_with(Command::new(bin()).args(args), needle);
 }
@@ -137,10 +153,7 @@ fn a_flow_without_receiver_gives_up_with_a_record() {
 #[test]
 fn every_scheme_over_loopback() {
     let dir = TempDir::new("loopback");
-    let port = free_port();
-    let rout = dir.file("recv.jsonl");
-    let mut r = recv(port, &rout);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (port, rout, mut r) = local_receiver(&dir);
     let schemes = [
         "rcp",
         "allegro",
@@ -156,14 +169,7 @@ fn every_scheme_over_loopback() {
     let mut ends = std::collections::HashMap::new(); // flow id -> sender's (start, start + fct)
     for (i, cc) in schemes.iter().enumerate() {
         let o = run_with_timeout(
-            Command::new(bin())
-                .args([
-                    "send",
-                    "--to",
-                    &format!("127.0.0.1:{port}"),
-                    "--tcp-port",
-                    &(port + 1).to_string(),
-                ])
+            send_to_local(port)
                 .args([
                     "--size",
                     "300k",
@@ -218,10 +224,7 @@ fn every_scheme_over_loopback() {
 #[test]
 fn receiver_survives_garbage() {
     let dir = TempDir::new("garbage");
-    let port = free_port();
-    let rout = dir.file("recv.jsonl");
-    let mut r = recv(port, &rout);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (port, rout, mut r) = local_receiver(&dir);
     let s = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
     let dst = format!("127.0.0.1:{port}");
     let mut seed: u64 = 12345;
@@ -281,10 +284,7 @@ fn receiver_survives_garbage() {
 #[test]
 fn traffic_runs_poisson_flows_and_exits() {
     let dir = TempDir::new("traffic");
-    let port = free_port();
-    let rout = dir.file("recv.jsonl");
-    let mut r = recv(port, &rout);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (port, _, mut r) = local_receiver(&dir);
     for cc in ["vivace-loss", "tcp"] {
         let out = dir.file(&format!("{cc}.jsonl"));
         let o = run_with_timeout(
@@ -332,10 +332,7 @@ fn traffic(port: u16, cc: &str, load: &str, capacity: &str, sizes: &str) -> Comm
 #[test]
 fn traffic_sizes_do_not_depend_on_the_scheme() {
     let dir = TempDir::new("seed");
-    let port = free_port();
-    let rout = dir.file("recv.jsonl");
-    let mut r = recv(port, &rout);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (port, _, mut r) = local_receiver(&dir);
     let mut sizes = Vec::new();
     for cc in ["fixed:50mbit", "tcp"] {
         let out = dir.file(&format!("s-{}.jsonl", cc.replace(':', "_")));
@@ -366,15 +363,11 @@ fn traffic_sizes_do_not_depend_on_the_scheme() {
 #[test]
 fn open_ended_flows_have_the_receivers_last_byte_time() {
     let dir = TempDir::new("open");
-    let port = free_port();
-    let rout = dir.file("recv.jsonl");
-    let mut r = recv(port, &rout);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (port, rout, mut r) = local_receiver(&dir);
     let mut ends = std::collections::HashMap::new(); // flow id -> sender's (start, start + fct)
     for (i, cc) in ["fixed:20mbit", "tcp"].iter().enumerate() {
         let o = run_with_timeout(
-            Command::new(bin())
-                .args(["send", "--to", &format!("127.0.0.1:{port}"), "--tcp-port", &(port + 1).to_string()])
+            send_to_local(port)
                 .args(["--duration", "0.5", "--cc", cc, "--flow-id", &(2000 + i).to_string()]),
             60.0,
         );
