@@ -38,6 +38,7 @@ from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, RcpParams
 from p4rcp import dataplane as dp
 from p4rcp.bmv2 import SimpleSwitch
+from p4rcp.processes import stop_processes
 from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.topology import Route, Switch, SwitchPort
 from p4rcp.veth import VethPairs, free_tcp_port
@@ -110,14 +111,7 @@ def processes(*commands: list[str]):
     try:
         yield procs
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(procs)
 
 
 class GcPauses:

@@ -22,6 +22,7 @@ from mininet.topo import Topo
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, RcpParams, program_switch
+from p4rcp.processes import stop_processes
 from p4rcp.topology import ETHERNET_HEADER_BYTES, Topology
 from topo import hosts
 from topo.bmv2_switch import Bmv2Switch
@@ -234,13 +235,7 @@ class Network:
         self.loops[switch_name].set_capacity(port, sp.capacity_bps)
 
     def stop(self) -> None:
-        for proc in self.emulators:
-            proc.terminate()
-        for proc in self.emulators:
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(self.emulators)
         self._stop.set()
         for thread in self._threads:
             thread.join(5)

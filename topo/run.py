@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from p4rcp.processes import stop_processes
 from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.toolchain import ToolchainMissing, require_tool
 from topo import hosts
@@ -254,14 +255,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
             meta["problems"].append(f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
         meta["traffic_cut_short"] = sum(p.poll() is None for p, kind in senders if kind == "poisson")
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(procs)
         if monitor is not None:
             monitor.stop()
         for reader in (counts, sampled):
