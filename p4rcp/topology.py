@@ -106,6 +106,10 @@ class Topology:
         """Application bytes in a full data frame: goodput at capacity is C * mss_bytes / data_frame_bytes."""
         return self.data_frame_bytes - DATA_HEADER_BYTES
 
+    def payload_bps(self, frame_bps: float) -> float:
+        """Application goodput of full data frames sent at frame_bps (a capacity, a fair share)."""
+        return frame_bps * self.mss_bytes / self.data_frame_bytes
+
     def path(self, sender: str, receiver: str) -> list[tuple[str, int]]:
         """The shaped links (switch, port) a flow from sender to receiver crosses, in order."""
         dst = f"{self.hosts[receiver].ip}/32"

@@ -114,8 +114,8 @@ def _against_max_min(run: dict, goodputs_kbps: list[float]) -> dict[str, tuple[f
     topo = run["topology"]
     by_ip = {h.ip: name for name, h in topo.hosts.items()}
     names = [f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}" for f in run["flows"]]
-    payload = topo.mss_bytes / topo.data_frame_bytes
-    capacity = {link: run["meta"]["capacity_bps"][f"{link[0]}:{link[1]}"] * payload / 1e6 for link in topo.bottlenecks}
+    capacity = {link: topo.payload_bps(run["meta"]["capacity_bps"][f"{link[0]}:{link[1]}"]) / 1e6
+                for link in topo.bottlenecks}
     shares = max_min_shares(capacity, {n: topo.path(*n.split("->")) for n in names})
     return {n: (g / 1e3, shares[n]) for n, g in zip(names, goodputs_kbps)}
 
@@ -154,10 +154,10 @@ def _times_to_fair_share(run: dict, topo, C_bps: float) -> list[float | None]:
     (the new capacity's payload rate over the flows), None if one never did before the next event."""
     events = run["meta"]["events"]
     ends = [e["unix_s"] for e in events[1:]] + [math.inf]
-    payload_share = topo.mss_bytes / topo.data_frame_bytes / len(run["rates"]) if run["rates"] else 0
     times = []
     for event, until in zip(events, ends):
-        share_kbps = C_bps * event["bottleneck_scale"] * payload_share / 1e3
+        share_kbps = topo.payload_bps(C_bps * event["bottleneck_scale"]) / len(run["rates"]) / 1e3 \
+            if run["rates"] else 0
         per_flow = [time_to_share(samples, event["unix_s"], share_kbps, until_s=until)
                     for samples in run["rates"].values()] if share_kbps > 0 else [None]
         times.append(None if None in per_flow else max(per_flow))
@@ -166,11 +166,11 @@ def _times_to_fair_share(run: dict, topo, C_bps: float) -> list[float | None]:
 
 def _join_times(run: dict, topo, C_bps: float) -> list[float | None]:
     """Per long flow that joins others (in start order), in its own RTTs: from its first SYN until its goodput
-    (100 ms samples) stays within 20% of its new fair share, the capacity's payload rate over the flows then
+    (averaged over 0.1 s) stays within 20% of its new fair share, the capacity's payload rate over the flows then
     running, for 0.5 s; None if that did not happen before the next flow joined or the first one ended."""
     flows = sorted(run["flows"], key=lambda f: f["start_unix_s"])
     ends = [f["start_unix_s"] + (f.get("fct_s") or math.inf) for f in flows]
-    payload = C_bps * topo.mss_bytes / topo.data_frame_bytes / 1e3      # kb/s of application bytes
+    payload = topo.payload_bps(C_bps) / 1e3      # kb/s of application bytes
     times = []
     for k, f in enumerate(flows[1:], start=2):
         until = min([g["start_unix_s"] for g in flows[k:]] + ends)
