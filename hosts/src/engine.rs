@@ -103,7 +103,7 @@ impl SenderEngine {
             return;
         }
         self.stats.flows_started += 1;
-        self.flows.insert(id, SenderFlow::new(p, cc, now));
+        self.flows.insert(id, SenderFlow::new(p, cc, now, net::unix_now()));
         self.after(id, now);
     }
 

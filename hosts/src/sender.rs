@@ -49,7 +49,6 @@ pub struct FlowParams {
     pub trace: bool,
     /// Period of "sample" trace lines (0: none).
     pub sample_interval_s: f64,
-    pub start_unix_s: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +82,9 @@ pub struct SenderFlow {
     cc: Box<dyn RateController>,
     phase: Phase,
     t_start: f64,
+    /// Wall clock at `t_start`: the record's start, which the receiver's
+    /// last-byte time is compared with.
+    t_start_unix: f64,
     // handshake and close
     syn_sent: Vec<f64>,
     fin_tries: u32,
@@ -146,13 +148,15 @@ fn ts_us(now: f64) -> u32 {
 }
 
 impl SenderFlow {
-    /// A flow that sends its SYN at the first `on_timer` call.
-    pub fn new(p: FlowParams, cc: Box<dyn RateController>, now: f64) -> SenderFlow {
+    /// A flow that sends its SYN at the first `on_timer` call; `now_unix`
+    /// is the wall clock at `now`.
+    pub fn new(p: FlowParams, cc: Box<dyn RateController>, now: f64, now_unix: f64) -> SenderFlow {
         let end = p.size.unwrap_or(u64::MAX);
         SenderFlow {
             cc,
             phase: Phase::SynSent,
             t_start: now,
+            t_start_unix: now_unix,
             syn_sent: Vec::new(),
             fin_tries: 0,
             next_retry: now,
@@ -798,7 +802,7 @@ impl SenderFlow {
             scheme: self.p.scheme.clone(),
             dst: self.p.dst.to_string(),
             size_bytes: size,
-            start_unix_s: round(self.p.start_unix_s, 6),
+            start_unix_s: round(self.t_start_unix, 6),
             fct_s: self.fct.map(|f| round(f, 6)),
             completed,
             verified: self.verified,

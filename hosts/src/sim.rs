@@ -350,10 +350,9 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
                         timeout_s: max_time,
                         trace: true,
                         sample_interval_s: 0.1,
-                        start_unix_s: f.start_s,
                     };
                     let ctl = f.cc.build(seed * 1000 + i as u64, p.max_rate_kbps);
-                    SenderFlow::new(p, ctl.unwrap_or_else(|| unreachable!("no controller")), f.start_s)
+                    SenderFlow::new(p, ctl.unwrap_or_else(|| unreachable!("no controller")), f.start_s, f.start_s)
                 });
                 s.on_timer(sim.now, &mut out);
                 touched = Some(i);
