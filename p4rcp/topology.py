@@ -12,10 +12,17 @@ the control plane is that packet rate times ``data_frame_bytes``, the size of
 a full data frame of the hosts' transport: exactly the shaped rate for data.
 Their queues hold at least one bandwidth-delay product by default, as the RCP
 papers size them (``queue_packets = "bdp"``).
+
+A sender's access link (its NIC) runs at ``access_speedup`` times the fastest
+bottleneck, as hosts in the papers' test beds have NICs faster than the
+bottleneck but not unbounded: without it a sender that overshoots (PCC's
+start-up doubles its rate for a round trip after it passes C) offers bmv2
+more frames per second than its receive thread can read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from collections import deque
@@ -43,6 +50,7 @@ class Host:
     port: int          # switch port the host is attached to
     delay_ms: float    # one-way propagation delay of the access link
     loss_pct: float    # random loss on the access link (host egress)
+    access_mbps: float | None = None   # the access link's rate, host egress; None: unlimited
 
 
 @dataclass
@@ -298,9 +306,19 @@ def build_topology(params: dict, name: str = "topology") -> Topology:
     queue = params.pop("queue_packets", "bdp")
     if queue != "bdp" and not (isinstance(queue, int) and queue > 0):
         raise TopologyError(f"{name}: queue_packets must be a positive integer or \"bdp\", got {queue!r}")
+    speedup = params.pop("access_speedup", None)
+    if speedup is not None and (isinstance(speedup, bool) or not isinstance(speedup, (int, float)) or speedup < 1):
+        raise TopologyError(f"{name}: access_speedup must be a number >= 1 (an access link slower than the "
+                            f"bottleneck would be the bottleneck, unseen by RCP), got {speedup!r}")
     builder = _Builder(name, kind, params, frame, queue)
     KINDS[kind](builder, params)
-    return builder.build()
+    topology = builder.build()
+    if speedup is not None:
+        fastest_bps = max(topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks)
+        for sender in topology.senders:
+            topology.hosts[sender] = dataclasses.replace(topology.hosts[sender],
+                                                         access_mbps=speedup * fastest_bps / 1e6)
+    return topology
 
 
 def load_topology(path: str | Path, **overrides) -> Topology:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import subprocess
 import threading
@@ -54,6 +55,7 @@ class MininetTopo(Topo):
 
 HOSTS_PREFIX = "10.0.0.0/8"     # every host's address is in it (p4rcp/topology.py)
 MIN_RING_FRAMES = 1000    # per switch interface: 100 ms of input at 10 kpps
+ACCESS_QUEUE_FRAMES = 1000    # a NIC's transmit queue (Linux's default txqueuelen)
 
 
 def check_receive_rings(pids) -> None:
@@ -180,6 +182,34 @@ class Network:
         for other in self.topology.hosts.values():
             if other.name != me.name:
                 node.cmd(f"ip neigh replace {other.ip} lladdr {gateway_mac} dev {intf} nud permanent")
+        if me.access_mbps is not None:
+            self._shape_access_link(node, intf, me.access_mbps)
+
+    def _shape_access_link(self, node, intf: str, rate_mbps: float) -> None:
+        """The host's NIC: a token bucket at the access rate. Its queue (a NIC's 1000 frames) is longer than
+        what one socket's send buffer holds, so a sender above the rate is slowed down by its socket, as by a
+        real NIC; frames are lost at the host only when many sockets together fill the queue (counted in
+        access_link_stats). The bucket holds 1 ms of tokens and never less than 2 frames."""
+        frame = self.topology.data_frame_bytes
+        burst = max(2 * frame, math.ceil(rate_mbps * 1e6 / 8 / 1000))
+        cmd = (f"tc qdisc replace dev {intf} root tbf rate {rate_mbps * 1000:.0f}kbit burst {burst} "
+               f"limit {ACCESS_QUEUE_FRAMES * frame}")
+        out = node.cmd(f"{cmd} && echo ok").strip()
+        if not out.endswith("ok"):
+            raise RuntimeError(f"{node.name}: could not shape its access link ({cmd}): {out}")
+
+    def access_link_stats(self) -> dict[str, dict]:
+        """Per shaped sender: frames sent, dropped, and how often the token bucket held a frame back."""
+        stats = {}
+        for name, host in self.topology.hosts.items():
+            if host.access_mbps is None:
+                continue
+            node = self.net.get(name)
+            qdiscs = json.loads(node.cmd(f"tc -s -j qdisc show dev {node.defaultIntf().name}"))
+            tbf = next(q for q in qdiscs if q["kind"] == "tbf")
+            stats[name] = {"rate_mbps": host.access_mbps, "packets": tbf["packets"], "drops": tbf["drops"],
+                           "overlimits": tbf["overlimits"]}
+        return stats
 
     def _start_emulator(self, link) -> None:
         """Delay both ways, loss on the host's egress only."""

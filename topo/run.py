@@ -254,6 +254,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         if hung:
             meta["problems"].append(f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
         meta["traffic_cut_short"] = sum(p.poll() is None for p, kind in senders if kind == "poisson")
+        meta["access_links"] = network.access_link_stats()
     finally:
         stop_processes(procs)
         if monitor is not None:

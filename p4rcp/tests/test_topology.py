@@ -56,6 +56,17 @@ def test_bottleneck_queue_defaults_to_one_bdp():
     assert [fixed.switch(s).ports[p].queue_depth_pkts for s, p in fixed.bottlenecks] == [20]
 
 
+def test_senders_access_links_run_at_a_multiple_of_the_fastest_bottleneck():
+    t = build_topology({"kind": "parking_lot", "bottlenecks": 3, "bottleneck_mbps": [12, 6, 10],
+                        "access_speedup": 2})
+    fastest_mbps = 2 * max(t.switch(s).ports[p].capacity_bps for s, p in t.bottlenecks) / 1e6
+    assert [t.hosts[h].access_mbps for h in t.senders] == pytest.approx([fastest_mbps] * 3)
+    assert fastest_mbps == pytest.approx(24, rel=0.01)
+    assert all(t.hosts[r].access_mbps is None for r in t.receivers)     # ACKs only: not shaped
+    unlimited = build_topology({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 10})
+    assert unlimited.hosts["h1"].access_mbps is None
+
+
 @pytest.mark.parametrize("params,message", [
     ({"kind": "ring"}, "kind must be one of"),
     ({"kind": "dumbbell", "pairs": 0, "bottleneck_mbps": 10}, "pairs must be a positive integer"),
@@ -63,6 +74,8 @@ def test_bottleneck_queue_defaults_to_one_bdp():
     ({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": -1}, "bottleneck_mbps must be a positive"),
     ({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 10, "queue_packets": "big"}, "queue_packets must be"),
     ({"kind": "parking_lot", "bottlenecks": 2, "bottleneck_mbps": [10]}, "needs one positive rate or 2"),
+    ({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 10, "access_speedup": 0.5}, "access_speedup must be"),
+    ({"kind": "dumbbell", "pairs": 1, "bottleneck_mbps": 10, "access_speedup": "fast"}, "access_speedup must be"),
 ])
 def test_bad_topologies_are_explained(params, message):
     with pytest.raises(TopologyError, match=message):

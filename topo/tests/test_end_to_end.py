@@ -55,3 +55,8 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
     received = [r for name in ("r1", "r2") for r in read_jsonl(run_dir / f"recv_{name}.jsonl")]
     assert len(received) == 2 and all(r["verified"] and r["completed"] for r in received), received
     assert {r["bytes_delivered"] for r in received} == {f["size_bytes"] for f in sent}
+    # the senders' NICs (twice the bottleneck) carried every frame the senders sent and dropped none
+    access = meta["access_links"]
+    assert sorted(access) == ["h1", "h2"] and all(a["rate_mbps"] == pytest.approx(2 * C / 1e6) for a in access.values())
+    assert all(a["packets"] >= f["packets_sent"] for a, f in zip(access.values(), sent)), (access, sent)
+    assert all(a["drops"] == 0 for a in access.values()), access
