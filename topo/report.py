@@ -130,15 +130,16 @@ def _rtt_ratio(run: dict, shares: list[float]) -> float | None:
 
 
 def _steady_goodputs(run: dict, exp, settle_s: float = 2.0) -> list[float]:
-    """Per long flow, mean goodput (kb/s) over the time all long flows shared the link: from when the last
-    one started (+ settle_s) to when the first one stopped (TCP's samples come from TCP_INFO, the others'
-    from their acknowledgements). Empty when a flow has no samples there: a whole-life average would mix
-    periods the flows did not share (a flow alone at the end gets the whole link)."""
+    """Per long flow, mean goodput (kb/s) over the steady state: the last half of the run, or from when the
+    last flow started (+ settle_s) if that is later, to when the first one stopped (TCP's samples come from
+    TCP_INFO, the others' from their acknowledgements). The PCC papers judge fairness after convergence, and
+    a whole-life average would mix periods the flows did not share (a flow alone at the end gets the whole
+    link). Empty when a flow has no samples there."""
     starts = [f["start_unix_s"] for f in run["flows"]]
     series = [run["rates"].get(f"{f['host']}/{f['flow_id']}", []) for f in run["flows"]]
     if not starts or not all(series):
         return []
-    begin = min(starts) + max(f.start_s for f in exp.long_flows) + settle_s
+    begin = min(starts) + max(max(f.start_s for f in exp.long_flows) + settle_s, exp.duration_s / 2)
     end = min(samples[-1][0] for samples in series)
     shares = []
     for samples in series:
