@@ -145,12 +145,25 @@ def resolve(name_or_path: str) -> Path:
     raise ExperimentError(f"no experiment {name_or_path!r}; known: {known}")
 
 
-def suite_members(path: Path) -> list[Path] | None:
-    """The experiments a suite file lists, or None for a plain experiment."""
+@dataclass(frozen=True)
+class Suite:
+    members: list[Path]
+    schemes: list[str] | None    # run every member with these instead of its own
+
+
+def load_suite(path: Path) -> Suite | None:
+    """The experiments a suite file lists (and the schemes it runs them with), or None for a plain experiment."""
     data = _read(path)
     if "suite" not in data:
         return None
-    return [resolve(name) for name in data["suite"]]
+    unknown = set(data) - {"description", "suite", "schemes"}
+    if unknown:
+        raise ExperimentError(f"{path.name}: unknown keys {sorted(unknown)} in a suite (description, suite, schemes)")
+    schemes = data.get("schemes")
+    if schemes is not None and (not isinstance(schemes, list) or not schemes
+                                or not all(isinstance(s, str) for s in schemes)):
+        raise ExperimentError(f"{path.name}: schemes must be a non-empty list of names, got {schemes!r}")
+    return Suite([resolve(name) for name in data["suite"]], schemes)
 
 
 def _read(path: Path) -> dict:

@@ -28,7 +28,7 @@ from p4rcp.processes import stop_processes
 from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.toolchain import ToolchainMissing, require_tool
 from topo import hosts
-from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, resolve, suite_members
+from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_suite, resolve
 from topo.network import Network
 from topo.report import write_report
 
@@ -387,8 +387,9 @@ def main(argv=None) -> int:
         return 0
     try:
         path = resolve(args.experiment)
-        members = suite_members(path) or [path]
-        schemes = args.schemes.split(",") if args.schemes else None
+        suite = load_suite(path)
+        members = suite.members if suite else [path]
+        schemes = args.schemes.split(",") if args.schemes else (suite.schemes if suite else None)
         seeds = _seeds(args.seeds) if args.seeds else None
         experiments = [load_experiment(m, schemes, args.duration, seeds) for m in members]
         preflight()

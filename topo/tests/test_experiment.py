@@ -1,13 +1,15 @@
+import re
+
 import pytest
 
-from topo.experiment import EXPERIMENTS_DIR, ExperimentError, load_experiment, resolve, suite_members
+from topo.experiment import EXPERIMENTS_DIR, ExperimentError, load_experiment, load_suite, resolve
 
 
 def test_every_shipped_experiment_loads():
     for path in EXPERIMENTS_DIR.glob("*.toml"):
-        members = suite_members(path)
-        for member in members or [path]:
-            exp = load_experiment(member)
+        suite = load_suite(path)
+        for member in suite.members if suite else [path]:
+            exp = load_experiment(member, suite.schemes if suite else None)
             assert exp.variants(), member
 
 
@@ -20,8 +22,23 @@ def test_sweep_expands_variants():
     assert loads == [0.05, 0.25, 0.5, 0.75]
 
 
-def test_default_suite_is_fct_and_convergence():
-    assert [p.stem for p in suite_members(resolve("default"))] == ["fct-short", "convergence-short"]
+def test_default_suite_is_fct_and_convergence_of_rcp_against_tcp():
+    suite = load_suite(resolve("default"))
+    assert [p.stem for p in suite.members] == ["fct-short", "convergence-short"]
+    assert suite.schemes == ["rcp", "tcp"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ('suite = ["fct-short"]\nschemes = "rcp"\n', "non-empty list"),
+    ('suite = ["fct-short"]\nschemes = []\n', "non-empty list"),
+    ('suite = ["fct-short"]\nseeds = [1]\n', "unknown keys ['seeds']"),
+    ('suite = ["no-such-experiment"]\n', "no experiment 'no-such-experiment'"),
+])
+def test_bad_suites_are_refused(tmp_path, text, message):
+    path = tmp_path / "suite.toml"
+    path.write_text(text)
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        load_suite(path)
 
 
 @pytest.mark.parametrize("text,message", [
