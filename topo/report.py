@@ -105,7 +105,29 @@ def metrics(run: dict, exp) -> dict:
             m["rtt_ratio"] = _rtt_ratio(run, shares)
         if shares and len(topo.bottlenecks) > 1:
             m["max_min"] = _against_max_min(run, shares)
+            m["links"] = _per_link(run, records)
     return m
+
+
+def _per_link(run: dict, records: list[dict]) -> dict[str, dict]:
+    """Per shaped link ("s2:3"): its payload capacity, the share of it the long flows' max-min rates fill, and
+    the run's utilisation and mean queue (the control loop's records over the time traffic was offered)."""
+    topo = run["topology"]
+    by_ip = {h.ip: name for name, h in topo.hosts.items()}
+    paths = {f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}": topo.path(f["host"], by_ip[f["dst"].rsplit(":", 1)[0]])
+             for f in run["flows"]}
+    capacity = {link: topo.payload_bps(run["meta"]["capacity_bps"][f"{link[0]}:{link[1]}"]) / 1e6
+                for link in topo.bottlenecks}
+    shares = max_min_shares(capacity, paths)
+    links = {}
+    for link in topo.bottlenecks:
+        mine = [r for r in records if (r["switch"], r["port"]) == link]
+        links[f"{link[0]}:{link[1]}"] = {
+            "capacity_mbps": capacity[link],
+            "max_min_use": sum(shares[n] for n, path in paths.items() if link in path) / capacity[link],
+            "utilisation": utilisation(mine),
+            "queue_pkts": statistics.fmean(r["q_bytes"] for r in mine) / topo.data_frame_bytes if mine else None}
+    return links
 
 
 def _against_max_min(run: dict, goodputs_kbps: list[float]) -> dict[str, tuple[float, float]]:
@@ -228,6 +250,12 @@ def aggregate(per_seed: list[dict]) -> dict:
         flows = valid[0]["max_min"]
         agg["max_min"] = {f: (Spread.of(m["max_min"][f][0] for m in valid if f in m.get("max_min", {})), share)
                           for f, (_, share) in flows.items()}
+    if any("links" in m for m in valid):
+        links = next(m["links"] for m in valid if "links" in m)
+        agg["links"] = {link: {"capacity_mbps": first["capacity_mbps"], "max_min_use": first["max_min_use"],
+                               **{key: Spread.of(m["links"][link][key] for m in valid if "links" in m)
+                                  for key in ("utilisation", "queue_pkts")}}
+                        for link, first in links.items()}
     return agg
 
 
@@ -317,6 +345,20 @@ def max_min_table(rows: list[tuple[str, dict]]) -> str:
             goodput = agg["max_min"].get(f, (None, share))[0]
             cells.append("-" if goodput is None else f"{goodput.format('.2f')} ({goodput.mean / share:.2f})")
         lines.append(f"| {f} | {share:.2f} | " + " | ".join(cells) + " |")
+    with_links = [(s, agg) for s, agg in with_shares if "links" in agg]
+    if with_links:
+        lines += ["", "Per shaped link: utilisation (mean queue in packets) against the share of the link the "
+                      "max-min rates fill (1.00: a bottleneck of some flow):", "",
+                  "| link | payload capacity (Mb/s) | max-min use | " + " | ".join(s for s, _ in with_links) + " |",
+                  "|---|---|---|" + "---|" * len(with_links)]
+        for link, first in with_links[0][1]["links"].items():
+            cells = []
+            for _, agg in with_links:
+                figures = agg["links"].get(link)
+                cells.append("-" if figures is None or figures["utilisation"] is None else
+                             f"{figures['utilisation'].format('.2f')} ({_cell(figures['queue_pkts'], '.1f', agg['valid_runs'])})")
+            lines.append(f"| {link} | {first['capacity_mbps']:.2f} | {first['max_min_use']:.2f} | "
+                         + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -112,3 +112,27 @@ def test_report_again_rebuilds_the_summary_from_a_results_directory(tmp_path):
     assert (tmp_path / "summary.md").read_text() == text
     with pytest.raises(ExperimentError, match="no run.json"):
         report_again(tmp_path / "rtt_ms=10-50" / "missing")
+
+
+def test_parking_lot_gives_each_links_use_against_its_max_min_use():
+    from topo.report import _per_link, max_min_table
+    topo = load_topology(ROOT / "topo" / "topologies" / "parking_lot.toml")
+    links = topo.bottlenecks                      # 12, 6 and 10 Mb/s in a chain
+    capacity = {f"{sw}:{port}": topo.switch(sw).ports[port].capacity_bps for sw, port in links}
+    flows = [{"host": h, "dst": f"{topo.hosts['r3'].ip}:5000"} for h in ("h1", "h2", "h3")]
+    records = [{"switch": sw, "port": port, "time": 100 + t / 100, "period_s": 0.01, "q_bytes": 2 * 1078,
+                "C_bps": capacity[f"{sw}:{port}"], "y_bps": use * capacity[f"{sw}:{port}"]}
+               for (sw, port), use in zip(links, (0.3, 0.9, 0.95)) for t in range(300)]
+    run = {"topology": topo, "meta": {"capacity_bps": capacity}, "flows": flows}
+    per_link = _per_link(run, records)
+    first, middle, last = (per_link[key] for key in capacity)
+    # h1 and h2 share the 6 Mb/s link (2.78 Mb/s each), h3 takes the rest of the 10 Mb/s one; the 12 Mb/s
+    # link carries only h1's 2.78 of its 11.13 Mb/s of payload
+    assert first["max_min_use"] == pytest.approx(0.25, abs=0.01)
+    assert middle["max_min_use"] == pytest.approx(1.0) and last["max_min_use"] == pytest.approx(1.0)
+    assert [x["utilisation"] for x in (first, middle, last)] == pytest.approx([0.3, 0.9, 0.95])
+    assert first["queue_pkts"] == pytest.approx(2.0)
+    agg = aggregate([_m(1, max_min={"h1->r3": (2.5, 2.78)}, links=per_link),
+                     _m(2, max_min={"h1->r3": (2.7, 2.78)}, links=per_link)])
+    table = max_min_table([("rcp", agg)])
+    assert f"| {links[0][0]}:{links[0][1]} | 11.13 | 0.25 | 0.30 (2.0) |" in table
