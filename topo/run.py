@@ -30,7 +30,7 @@ from p4rcp.toolchain import ToolchainMissing, require_tool
 from topo import hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_suite, resolve
 from topo.network import Network
-from topo.report import write_report
+from topo.report import read_jsonl, write_report
 
 # A run is INVALID when the machine, not the network, limited it.
 CPU_SATURATED_PCT = 95.0        # total CPU, all cores
@@ -253,6 +253,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         hung = sum(p.poll() is None for p, kind in senders if kind == "long")
         if hung:
             meta["problems"].append(f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
+        meta["problems"] += _unfinished_long_flows(exp, out, seed)
         meta["traffic_cut_short"] = sum(p.poll() is None for p, kind in senders if kind == "poisson")
         meta["access_links"] = network.access_link_stats()
     finally:
@@ -269,6 +270,19 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
     meta["valid"] = not meta["problems"]
     (out.root / "run.json").write_text(json.dumps(meta, indent=1))
     return meta
+
+
+def _unfinished_long_flows(exp: Experiment, out: RunDir, seed: int) -> list[str]:
+    """A long flow sends for a set time and then closes: one whose sender did not record it completed (a
+    timeout, a refused connection) did not run the experiment's schedule."""
+    problems = []
+    for i, flow in enumerate(exp.long_flows):
+        flow_id = 1000 * seed + i
+        records = [r for r in read_jsonl(out.flows(flow.sender)) if r.get("flow_id") == flow_id]
+        if not records or not records[-1].get("completed"):
+            why = records[-1].get("error", "not completed") if records else "no record"
+            problems.append(f"long flow {flow.sender}->{flow.receiver} (id {flow_id}) did not complete: {why}")
+    return problems
 
 
 def _schedule(exp: Experiment, variant: Variant, cc: str, seed: int, out: RunDir, topology) -> list:

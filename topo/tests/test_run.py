@@ -1,0 +1,29 @@
+"""The runner's verdicts on a run's records (no Mininet)."""
+
+import json
+
+from topo import hosts
+from topo.experiment import load_experiment, resolve
+from topo.run import RunDir, _unfinished_long_flows
+
+
+def test_a_long_flow_that_did_not_complete_makes_the_run_void(tmp_path):
+    exp = load_experiment(resolve("convergence"))          # four long flows, h1..h4 -> r1..r4
+    out = RunDir(tmp_path)
+    seed = 2
+    for i, flow in enumerate(exp.long_flows):
+        record = {"flow_id": 1000 * seed + i, "completed": True}
+        if flow.sender == "h1":
+            record = {**record, "completed": False, "error": "flow timeout before every byte was acknowledged"}
+        if flow.sender != "h4":                            # h4 left no record at all
+            out.flows(flow.sender).write_text(json.dumps(record) + "\n" + '{"cut by a kill')
+    problems = _unfinished_long_flows(exp, out, seed)
+    assert problems == [
+        "long flow h1->r1 (id 2000) did not complete: flow timeout before every byte was acknowledged",
+        "long flow h4->r4 (id 2003) did not complete: no record",
+    ]
+
+
+def test_a_long_flows_timeout_outlasts_its_duration():
+    cmd = hosts.long_flow("10.0.0.6", "rcp", 80.0, 1000, "out.jsonl", "trace.jsonl")
+    assert float(cmd[cmd.index("--timeout") + 1]) > 80.0
