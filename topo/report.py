@@ -32,6 +32,20 @@ def read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
+def void_runs(roots: list[Path]) -> tuple[int, int, list[str]]:
+    """Over the results directories of one invocation: (void runs, runs, each void run's path below results/
+    with its first problem)."""
+    void, total = [], 0
+    for root in roots:
+        for path in sorted(root.glob("**/run.json")):
+            meta = json.loads(path.read_text())
+            total += 1
+            if not meta["valid"]:
+                problem = meta["problems"][0] if meta["problems"] else "no reason recorded"
+                void.append(f"{root.parent.name}/{path.parent.relative_to(root)}: {problem}")
+    return len(void), total, void
+
+
 def load_run(run_dir: Path, meta: dict, exp, topology) -> dict:
     """Everything the report needs from one run directory."""
     flows, rates = [], {}

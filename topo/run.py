@@ -30,7 +30,7 @@ from p4rcp.toolchain import ToolchainMissing, require_tool
 from topo import hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_suite, resolve
 from topo.network import Network
-from topo.report import read_jsonl, write_report
+from topo.report import read_jsonl, void_runs, write_report
 
 # A run is INVALID when the machine, not the network, limited it.
 CPU_SATURATED_PCT = 95.0        # total CPU, all cores
@@ -414,13 +414,16 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     # A shell starting us in the background ignores SIGINT for us; Ctrl-C or kill -INT must still clean up.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    roots = []
     try:
         for exp in experiments:
-            root = run_experiment(exp, Path(args.out))
-            print(f"results: {root}")
+            roots.append(run_experiment(exp, Path(args.out)))
+            print(f"results: {roots[-1]}")
     except KeyboardInterrupt:
         print("\ntopo.run: interrupted; network and processes cleaned up", file=sys.stderr)
         return 130
+    void, total, which = void_runs(roots)
+    print(f"void runs: {void} of {total}" + "".join(f"\n  {w}" for w in which))
     return 0
 
 

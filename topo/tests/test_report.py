@@ -8,7 +8,7 @@ import pytest
 from topo.experiment import ExperimentError
 from topo.run import report_again
 from p4rcp.topology import load_topology
-from topo.report import _times_to_fair_share, aggregate, summary_table
+from topo.report import _times_to_fair_share, aggregate, summary_table, void_runs
 from p4rcp.toolchain import ROOT
 
 TOPOLOGY = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml")
@@ -136,3 +136,16 @@ def test_parking_lot_gives_each_links_use_against_its_max_min_use():
                      _m(2, max_min={"h1->r3": (2.7, 2.78)}, links=per_link)])
     table = max_min_table([("rcp", agg)])
     assert f"| {links[0][0]}:{links[0][1]} | 11.13 | 0.25 | 0.30 (2.0) |" in table
+
+
+def test_void_runs_are_counted_over_every_experiment_of_an_invocation(tmp_path):
+    def run(experiment, sub, valid, problems=()):
+        d = tmp_path / experiment / "20261124-000000" / sub
+        d.mkdir(parents=True)
+        (d / "run.json").write_text(json.dumps({"valid": valid, "problems": list(problems)}))
+        return d.parents[len(sub.split("/")) - 1]
+
+    fct = run("fct", "0.9/rcp/seed1", True)
+    run("fct", "0.9/allegro/seed1", False, ["s1: bmv2 did not read 58 of 31987 frames"])
+    conv = run("convergence", "rcp/seed1", True)
+    assert void_runs([fct, conv]) == (1, 3, ["fct/0.9/allegro/seed1: s1: bmv2 did not read 58 of 31987 frames"])
