@@ -114,6 +114,11 @@ def metrics(run: dict, exp) -> dict:
     if exp.long_flows:
         shares = _steady_goodputs(run, exp)
         m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
+        window = _steady_window(run, exp)
+        steady = [r for r in records if window and window[0] <= r["time"] <= window[1]]
+        if steady and len(topo.bottlenecks) == 1:
+            m["steady_utilisation"] = utilisation(steady)
+            m["steady_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in steady) / topo.data_frame_bytes
         if len(shares) >= 2:
             m["jain"] = jain_index(shares)
             m["rtt_ratio"] = _rtt_ratio(run, shares)
@@ -165,18 +170,28 @@ def _rtt_ratio(run: dict, shares: list[float]) -> float | None:
     return shares[rtts.index(min(rtts))] / longest if longest > 0 else math.inf
 
 
-def _steady_goodputs(run: dict, exp, settle_s: float = 2.0) -> list[float]:
-    """Per long flow, mean goodput (kb/s) over the steady state: the last half of the run, or from when the
-    last flow started (+ settle_s) if that is later, to when the first one stopped (TCP's samples come from
-    TCP_INFO, the others' from their acknowledgements). The PCC papers judge fairness after convergence, and
-    a whole-life average would mix periods the flows did not share (a flow alone at the end gets the whole
-    link). Empty when a flow has no samples there."""
+def _steady_window(run: dict, exp, settle_s: float = 2.0) -> tuple[float, float] | None:
+    """The long flows' steady state (Unix s): the last half of the run, or from when the last flow started
+    (+ settle_s) if that is later, to the last goodput sample of the first flow to stop. The PCC papers judge
+    fairness after convergence, and the RCP papers utilisation and queue at equilibrium; a whole-run figure
+    mixes in the start and the joins, and periods the flows did not share (a flow alone at the end gets the
+    whole link). None when a long flow has no samples."""
     starts = [f["start_unix_s"] for f in run["flows"]]
     series = [run["rates"].get(f"{f['host']}/{f['flow_id']}", []) for f in run["flows"]]
     if not starts or not all(series):
-        return []
+        return None
     begin = min(starts) + max(max(f.start_s for f in exp.long_flows) + settle_s, exp.duration_s / 2)
-    end = min(samples[-1][0] for samples in series)
+    return begin, min(samples[-1][0] for samples in series)
+
+
+def _steady_goodputs(run: dict, exp) -> list[float]:
+    """Per long flow, mean goodput (kb/s) over the steady window (TCP's samples come from TCP_INFO, the
+    others' from their acknowledgements). Empty when a flow has no samples there."""
+    window = _steady_window(run, exp)
+    if window is None:
+        return []
+    begin, end = window
+    series = [run["rates"][f"{f['host']}/{f['flow_id']}"] for f in run["flows"]]
     shares = []
     for samples in series:
         window = [v for t, v in samples if begin <= t <= end]
@@ -233,6 +248,8 @@ COLUMNS = [
     ("mean_fct_sender_s", "mean FCT at sender (s)", ".3f"),
     ("utilisation", "utilisation", ".2f"),
     ("mean_queue_pkts", "mean queue (pkts)", ".1f"),
+    ("steady_utilisation", "utilisation, steady state", ".2f"),
+    ("steady_queue_pkts", "mean queue, steady state (pkts)", ".1f"),
     ("jain", "Jain", ".3f"),
     ("throughput_mbps", "throughput (Mb/s)", ".2f"),
     ("rtt_ratio", "throughput short / long RTT", ".2f"),

@@ -149,3 +149,23 @@ def test_void_runs_are_counted_over_every_experiment_of_an_invocation(tmp_path):
     run("fct", "0.9/allegro/seed1", False, ["s1: bmv2 did not read 58 of 31987 frames"])
     conv = run("convergence", "rcp/seed1", True)
     assert void_runs([fct, conv]) == (1, 3, ["fct/0.9/allegro/seed1: s1: bmv2 did not read 58 of 31987 frames"])
+
+
+def test_router_figures_of_the_steady_state_leave_out_the_start_and_the_joins():
+    from types import SimpleNamespace
+    from topo.report import metrics
+    exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=2.0)], duration_s=20.0)
+    flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0, "size_bytes": 0},
+             {"host": "h2", "flow_id": 2, "start_unix_s": 102.0, "size_bytes": 0}]
+    rates = {f"{f['host']}/{f['flow_id']}": [(100 + i / 10, 5000.0) for i in range(21, 201)] for f in flows}
+    [(sw, port)] = TOPOLOGY.bottlenecks
+    # half the link and a 20-packet queue while the flows start and join, then full and a 1-packet queue
+    records = [{"switch": sw, "port": port, "time": 100 + t / 100, "period_s": 0.01, "C_bps": 12e6,
+                "y_bps": (0.5 if t < 1000 else 1.0) * 12e6, "q_bytes": (20 if t < 1000 else 1) * 1078}
+               for t in range(2000)]
+    run = {"topology": TOPOLOGY, "flows": flows, "rates": rates, "control": {(sw, port): records},
+           "meta": {"capacity_bps": {f"{sw}:{port}": 12e6}, "valid": True, "problems": [], "duration_s": 20.0,
+                    "events": []}}
+    m = metrics(run, exp)
+    assert m["utilisation"] == pytest.approx(0.75) and m["mean_queue_pkts"] == pytest.approx(10.5)
+    assert m["steady_utilisation"] == pytest.approx(1.0) and m["steady_queue_pkts"] == pytest.approx(1.0)
