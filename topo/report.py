@@ -125,6 +125,8 @@ def metrics(run: dict, exp) -> dict:
         if shares and len(topo.bottlenecks) > 1:
             m["max_min"] = _against_max_min(run, shares)
             m["links"] = _per_link(run, records)
+            # Fair is the max-min share, not an equal one: Jain's index of goodput over share (Jain et al. 1984).
+            m["jain"] = jain_index([goodput / share for goodput, share in m["max_min"].values()])
     return m
 
 
@@ -276,7 +278,7 @@ def aggregate(per_seed: list[dict]) -> dict:
     for key, _, _ in EVENT_COLUMNS:
         per_seed = [m[key] for m in valid if key in m]
         if per_seed:
-            agg[key] = [None if None in times else Spread.of(times) for times in zip(*per_seed)]
+            agg[key] = [list(times) for times in zip(*per_seed)]
     if any("max_min" in m for m in valid):
         flows = valid[0]["max_min"]
         agg["max_min"] = {f: (Spread.of(m["max_min"][f][0] for m in valid if f in m.get("max_min", {})), share)
@@ -303,9 +305,18 @@ def summary_table(rows: list[tuple[str, dict]]) -> str:
         cells = [scheme, f"{agg['valid_runs']}/{agg['runs']}", f"{agg['done']}/{agg['flows']}"]
         cells += [_cell(agg.get(key), spec, agg["valid_runs"]) for key, _, spec in shown]
         for key, _, spec in events:
-            cells.append(" / ".join("never" if t is None else t.format(spec) for t in agg.get(key, [])) or "-")
+            cells.append(" / ".join(_event_cell(times, spec) for times in agg.get(key, [])) or "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _event_cell(times: list[float | None], spec: str) -> str:
+    """One event over seeds: the seeds that got there, and how many never did (a mean would hide them)."""
+    reached = Spread.of(times)
+    never = times.count(None)
+    if reached is None:
+        return "never"
+    return reached.format(spec) + (f", never in {never} of {len(times)}" if never else "")
 
 
 def _cell(spread: Spread | None, spec: str, runs: int) -> str:

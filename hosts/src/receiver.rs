@@ -464,7 +464,10 @@ mod tests {
         rx.on_datagram(&data(1000, 1000), peer(), 0.3, 101.0, &mut tx); // duplicate
         rx.on_datagram(&pkt(Body::Fin { final_size: 2000 }, 1), peer(), 0.4, 102.0, &mut tx);
         let recs = rx.take_records();
-        assert_eq!((recs.len(), recs[0].size_bytes, recs[0].last_byte_unix_s), (1, Some(2000), Some(100.5)));
+        assert_eq!(
+            (recs.len(), recs[0].size_bytes, recs[0].last_byte_unix_s),
+            (1, Some(2000), Some(100.5))
+        );
     }
 
     #[test]

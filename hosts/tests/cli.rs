@@ -35,7 +35,13 @@ fn local_receiver(dir: &TempDir) -> (u16, String, Proc) {
 /// `send` to the local receiver on `port` (TCP on `port + 1`).
 fn send_to_local(port: u16) -> Command {
     let mut cmd = Command::new(bin());
-    cmd.args(["send", "--to", &format!("127.0.0.1:{port}"), "--tcp-port", &(port + 1).to_string()]);
+    cmd.args([
+        "send",
+        "--to",
+        &format!("127.0.0.1:{port}"),
+        "--tcp-port",
+        &(port + 1).to_string(),
+    ]);
     cmd
 }
 
@@ -367,14 +373,16 @@ fn open_ended_flows_have_the_receivers_last_byte_time() {
     let mut ends = std::collections::HashMap::new(); // flow id -> sender's (start, start + fct)
     for (i, cc) in ["fixed:20mbit", "tcp"].iter().enumerate() {
         let o = run_with_timeout(
-            send_to_local(port)
-                .args(["--duration", "0.5", "--cc", cc, "--flow-id", &(2000 + i).to_string()]),
+            send_to_local(port).args(["--duration", "0.5", "--cc", cc, "--flow-id", &(2000 + i).to_string()]),
             60.0,
         );
         assert!(o.status.success(), "{cc}: {}", String::from_utf8_lossy(&o.stderr));
         let recs = json_lines(&String::from_utf8_lossy(&o.stdout));
         let start = recs[0]["start_unix_s"].as_f64().unwrap_or(0.0);
-        ends.insert(recs[0]["flow_id"].as_u64(), (start, start + recs[0]["fct_s"].as_f64().unwrap_or(0.0)));
+        ends.insert(
+            recs[0]["flow_id"].as_u64(),
+            (start, start + recs[0]["fct_s"].as_f64().unwrap_or(0.0)),
+        );
     }
     let rr = wait_for_lines(&rout, 2, 10.0);
     r.terminate(5.0);
@@ -383,6 +391,9 @@ fn open_ended_flows_have_the_receivers_last_byte_time() {
         assert_eq!(x["completed"], true, "{x}");
         let (start, acked) = ends[&x["flow_id"].as_u64()];
         let last = x["last_byte_unix_s"].as_f64().unwrap_or(0.0);
-        assert!(start + 0.4 < last && last <= acked + 1e-3, "{x}: sender {start}..{acked}");
+        assert!(
+            start + 0.4 < last && last <= acked + 1e-3,
+            "{x}: sender {start}..{acked}"
+        );
     }
 }

@@ -52,6 +52,14 @@ def test_summary_has_a_settling_column_only_with_events():
     assert "INVALID: seed 1: cpu" in tcp and tcp.count("|") == header.count("|")
 
 
+def test_an_event_some_seeds_never_reached_shows_the_others_and_the_count():
+    runs = [_m(1, to_fair_share_s=[1.0, 0.4]), _m(2, to_fair_share_s=[None, 0.6]), _m(3, to_fair_share_s=[3.0, None])]
+    rcp = summary_table([("rcp", aggregate(runs))]).splitlines()[2]
+    assert rcp.endswith("| 2.0 (1.0-3.0), never in 1 of 3 / 0.5 (0.4-0.6), never in 1 of 3 |")
+    all_never = summary_table([("rcp", aggregate([_m(1, to_fair_share_s=[None])]))]).splitlines()[2]
+    assert all_never.endswith("| never |")
+
+
 def test_summary_gives_the_mean_and_range_over_valid_seeds():
     runs = [_m(1, fct_ratio_ps=1.2, utilisation=0.9), _m(2, fct_ratio_ps=1.4, utilisation=0.9),
             {**_m(3, fct_ratio_ps=9.9), "valid": False, "problems": ["input overrun"]}]
@@ -136,6 +144,26 @@ def test_parking_lot_gives_each_links_use_against_its_max_min_use():
                      _m(2, max_min={"h1->r3": (2.7, 2.78)}, links=per_link)])
     table = max_min_table([("rcp", agg)])
     assert f"| {links[0][0]}:{links[0][1]} | 11.13 | 0.25 | 0.30 (2.0) |" in table
+
+
+def test_on_a_parking_lot_jain_is_of_goodput_over_the_max_min_share():
+    from types import SimpleNamespace
+    from topo.report import metrics
+    topo = load_topology(ROOT / "topo" / "topologies" / "parking_lot.toml")
+    capacity = {f"{sw}:{port}": topo.switch(sw).ports[port].capacity_bps for sw, port in topo.bottlenecks}
+    exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0)] * 3, duration_s=20.0)
+    flows = [{"host": h, "flow_id": 1, "dst": f"{topo.hosts['r3'].ip}:5000", "start_unix_s": 100.0,
+              "size_bytes": 0} for h in ("h1", "h2", "h3")]
+
+    def jain(goodputs_kbps):
+        rates = {f"{f['host']}/1": [(100 + i / 10, g) for i in range(1, 201)] for f, g in zip(flows, goodputs_kbps)}
+        run = {"topology": topo, "flows": flows, "rates": rates, "control": {},
+               "meta": {"capacity_bps": capacity, "valid": True, "problems": [], "duration_s": 20.0}}
+        return metrics(run, exp)["jain"]
+
+    # the max-min shares (2.78, 2.78, 3.71 Mb/s): perfectly fair, though the rates are not equal
+    assert jain([2783.0, 2783.0, 3711.0]) == pytest.approx(1.0, abs=1e-3)
+    assert jain([3711.0, 2783.0, 2783.0]) < 0.96          # h1 above its share, h3 below
 
 
 def test_void_runs_are_counted_over_every_experiment_of_an_invocation(tmp_path):
