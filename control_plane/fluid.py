@@ -6,16 +6,20 @@ at s sends from s + RTT (the handshake) at the R every other flow hears; the
 queue integrates the excess over C between 0 and a limit; every T the router
 applies the same `rcp_rate` as the control plane. No packets, no noise: it
 shows whether the loop itself is stable for given gains, delays and target
-queue, and how long a joining flow takes to reach its share.
+queue, how long a joining flow takes to reach its share, and how much
+finite flows arriving at random overflow the queue.
 
     python -m control_plane.fluid --alpha 0.1 --beta 1.0 --q0-packets 6
     python -m control_plane.fluid --alpha 0.4 --beta 0.4 --joins 0,5,10,15
+    python -m control_plane.fluid --alpha 0.4 --beta 0.4 --capacity-pps 1739 --rtt-ms 60 --queue-packets 105 \
+        --load 0.75 --flow-packets 100
 """
 
 from __future__ import annotations
 
 import argparse
 import bisect
+import random
 import statistics
 from dataclasses import dataclass
 
@@ -41,31 +45,42 @@ class Bottleneck:
 @dataclass(frozen=True)
 class Interval:
     """One update of the router: when, the R it computed, the R the flows were sending at, y and the queue
-    (bit/s, bits), and how many flows were sending."""
+    (bit/s, bits), how many flows were sending, and the bits the full queue dropped since the last update."""
     t: float
     R: float
     heard: float
     y: float
     q: float
     flows: int
+    dropped: float = 0.0
 
 
 def trace(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q0_packets: float = 0.0,
-          duration_s: float = 20.0, dt_s: float = 0.001) -> list[Interval]:
+          duration_s: float = 20.0, dt_s: float = 0.001, sizes_pkts: list[float] | None = None) -> list[Interval]:
     """The loop's updates over `duration_s`, for flows whose SYNs leave at `starts_s` (a start of 0 sends from
-    0: those flows are there from the beginning, and R starts at C over their number, their equilibrium)."""
+    0: those flows are there from the beginning, and R starts at C over their number, their equilibrium).
+    Flows are greedy unless `sizes_pkts` gives each one's size: it then stops once that much has left it
+    (what the full queue dropped is counted, not sent again)."""
     C, bits = link.C_bps, link.packet_bytes * 8
     q_limit, q0 = link.queue_limit_pkts * bits, q0_packets * bits
-    sending_from = sorted(s + link.rtt_s if s > 0 else 0.0 for s in starts_s)
-    R = C / max(1, bisect.bisect_right(sending_from, 0.0))
+    sizes = sizes_pkts if sizes_pkts is not None else [float("inf")] * len(starts_s)
+    waiting = sorted((s + link.rtt_s if s > 0 else 0.0, size * bits) for s, size in zip(starts_s, sizes))
+    R = C / max(1, sum(1 for start, _ in waiting if start <= 0.0))
     times, rates = [0.0], [R]                      # R as computed, for the senders to hear later
-    q, arrived, t, next_update = 0.0, 0.0, 0.0, link.T_s
+    left: list[float] = []                         # bits each sending flow has yet to send
+    q, arrived, dropped, t, next_update = 0.0, 0.0, 0.0, 0.0, link.T_s
     intervals = []
     while t < duration_s:
         heard = rates[bisect.bisect_right(times, t - link.rtt_s - q / C) - 1]
-        n = bisect.bisect_right(sending_from, t)
-        arrived += n * heard * dt_s
-        q = min(max(q + (n * heard - C) * dt_s, 0.0), q_limit)
+        while waiting and waiting[0][0] <= t:
+            left.append(waiting.pop(0)[1])
+        sent = [min(heard * dt_s, b) for b in left]
+        left = [b - x for b, x in zip(left, sent) if b - x > 0]
+        offered = sum(sent)
+        arrived += offered
+        q = max(q + offered - C * dt_s, 0.0)
+        dropped += max(q - q_limit, 0.0)
+        q = min(q, q_limit)
         t += dt_s
         if t >= next_update:
             y = arrived / link.T_s
@@ -74,7 +89,8 @@ def trace(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float,
             times.append(t)
             rates.append(R)
             next_update += link.T_s
-            intervals.append(Interval(t, R, heard, y, q, n))
+            intervals.append(Interval(t, R, heard, y, q, len(left), dropped))
+            dropped = 0.0
     return intervals
 
 
@@ -119,6 +135,21 @@ def join_rtts(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: fl
     return times
 
 
+def poisson_drops(link: Bottleneck, *, load: float, size_pkts: float, alpha: float, beta: float,
+                  duration_s: float = 40.0, seed: int = 1) -> float:
+    """Share of the offered packets the full queue drops when flows of `size_pkts` arrive as a Poisson process
+    offering `load` of the link (the short-flows experiment). Each flow starts at the R of its SYN-ACK, up to C
+    on an idle link, so a few arrivals within an RTT can offer several times C before the law answers."""
+    rnd = random.Random(seed)
+    starts, t = [], rnd.expovariate(load * link.C_pps / size_pkts)
+    while t < duration_s:
+        starts.append(t)
+        t += rnd.expovariate(load * link.C_pps / size_pkts)
+    intervals = trace(link, starts, alpha=alpha, beta=beta, duration_s=duration_s + 5.0,
+                      sizes_pkts=[size_pkts] * len(starts))
+    return sum(i.dropped for i in intervals) / (link.packet_bytes * 8) / (size_pkts * len(starts))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--alpha", type=float, required=True)
@@ -129,7 +160,15 @@ def main() -> None:
     ap.add_argument("--capacity-pps", type=float, default=1391, help="default: 12 Mb/s of 1078-byte frames")
     ap.add_argument("--queue-packets", type=int, default=64)
     ap.add_argument("--joins", help="comma-separated SYN times (s): report each joining flow's time to its share")
+    ap.add_argument("--load", type=float, help="Poisson arrivals of --flow-packets flows at this load: report the "
+                                               "share of packets the full queue drops")
+    ap.add_argument("--flow-packets", type=float, default=100)
     args = ap.parse_args()
+    if args.load:
+        link = Bottleneck(C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, queue_limit_pkts=args.queue_packets)
+        drops = poisson_drops(link, load=args.load, size_pkts=args.flow_packets, alpha=args.alpha, beta=args.beta)
+        print(f"dropped {100 * drops:.2f}% of the offered packets")
+        return
     if args.joins:
         link = Bottleneck(C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, queue_limit_pkts=args.queue_packets)
         rtts = join_rtts(link, [float(s) for s in args.joins.split(",")], alpha=args.alpha, beta=args.beta)
