@@ -21,6 +21,7 @@ import argparse
 import bisect
 import random
 import statistics
+from collections import deque
 from dataclasses import dataclass
 
 from control_plane.rcp_law import rcp_rate
@@ -64,7 +65,7 @@ def trace(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float,
     C, bits = link.C_bps, link.packet_bytes * 8
     q_limit, q0 = link.queue_limit_pkts * bits, q0_packets * bits
     sizes = sizes_pkts if sizes_pkts is not None else [float("inf")] * len(starts_s)
-    waiting = sorted((s + link.rtt_s if s > 0 else 0.0, size * bits) for s, size in zip(starts_s, sizes))
+    waiting = deque(sorted((s + link.rtt_s if s > 0 else 0.0, size * bits) for s, size in zip(starts_s, sizes)))
     R = C / max(1, sum(1 for start, _ in waiting if start <= 0.0))
     times, rates = [0.0], [R]                      # R as computed, for the senders to hear later
     left: list[float] = []                         # bits each sending flow has yet to send
@@ -73,7 +74,7 @@ def trace(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float,
     while t < duration_s:
         heard = rates[bisect.bisect_right(times, t - link.rtt_s - q / C) - 1]
         while waiting and waiting[0][0] <= t:
-            left.append(waiting.pop(0)[1])
+            left.append(waiting.popleft()[1])
         sent = [min(heard * dt_s, b) for b in left]
         left = [b - x for b, x in zip(left, sent) if b - x > 0]
         offered = sum(sent)
@@ -140,11 +141,11 @@ def poisson_drops(link: Bottleneck, *, load: float, size_pkts: float, alpha: flo
     """Share of the offered packets the full queue drops when flows of `size_pkts` arrive as a Poisson process
     offering `load` of the link (the short-flows experiment). Each flow starts at the R of its SYN-ACK, up to C
     on an idle link, so a few arrivals within an RTT can offer several times C before the law answers."""
-    rnd = random.Random(seed)
-    starts, t = [], rnd.expovariate(load * link.C_pps / size_pkts)
+    rnd, flows_per_s = random.Random(seed), load * link.C_pps / size_pkts
+    starts, t = [], rnd.expovariate(flows_per_s)
     while t < duration_s:
         starts.append(t)
-        t += rnd.expovariate(load * link.C_pps / size_pkts)
+        t += rnd.expovariate(flows_per_s)
     intervals = trace(link, starts, alpha=alpha, beta=beta, duration_s=duration_s + 5.0,
                       sizes_pkts=[size_pkts] * len(starts))
     return sum(i.dropped for i in intervals) / (link.packet_bytes * 8) / (size_pkts * len(starts))

@@ -119,14 +119,15 @@ def metrics(run: dict, exp) -> dict:
         if steady and len(topo.bottlenecks) == 1:
             m["steady_utilisation"] = utilisation(steady)
             m["steady_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in steady) / topo.data_frame_bytes
-        if len(shares) >= 2:
-            m["jain"] = jain_index(shares)
-            m["rtt_ratio"] = _rtt_ratio(run, shares)
         if shares and len(topo.bottlenecks) > 1:
             m["max_min"] = _against_max_min(run, shares)
             m["links"] = _per_link(run, records)
-            # Fair is the max-min share, not an equal one: Jain's index of goodput over share (Jain et al. 1984).
-            m["jain"] = jain_index([goodput / share for goodput, share in m["max_min"].values()])
+        if len(shares) >= 2:
+            # With several bottlenecks fair is the max-min share, not an equal one: Jain's index of goodput over
+            # share (Jain et al. 1984).
+            fair = [goodput / share for goodput, share in m["max_min"].values()] if "max_min" in m else shares
+            m["jain"] = jain_index(fair)
+            m["rtt_ratio"] = _rtt_ratio(run, shares)
     return m
 
 
