@@ -12,7 +12,7 @@ from p4rcp.topology import TopologyError, Topology, load_topology
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
 TOPOLOGIES_DIR = Path(__file__).resolve().parent / "topologies"
-SCHEMES = ("rcp", "tcp", "allegro", "vivace", "vivace-loss", "vivace-latency", "allegro-ref")
+SCHEMES = ("rcp", "tcp", "allegro", "vivace", "vivace-loss", "vivace-latency", "allegro-ref", "vivace-stop")
 # A constant-rate sender ("fixed:8mbit"), for calibrating the emulation rather than comparing schemes.
 # The rate's grammar is the host binary's (hosts/src/units.rs, parse_rate_kbps): a number and a unit.
 FIXED_SCHEME = re.compile(r"fixed:\d+(\.\d+)?([kmg]?(bit|bps)|[kmg])", re.IGNORECASE)

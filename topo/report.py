@@ -112,9 +112,9 @@ def metrics(run: dict, exp) -> dict:
     if len({f.start_s for f in exp.long_flows}) > 1 and len(topo.bottlenecks) == 1:
         m["join_rtts"] = _join_times(run, topo, C)
     if exp.long_flows:
-        shares = _steady_goodputs(run, exp)
-        m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
         window = _steady_window(run, exp)
+        shares = _steady_goodputs(run, window)
+        m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
         steady = [r for r in records if window and window[0] <= r["time"] <= window[1]]
         if steady and len(topo.bottlenecks) == 1:
             m["steady_utilisation"] = utilisation(steady)
@@ -187,20 +187,19 @@ def _steady_window(run: dict, exp, settle_s: float = 2.0) -> tuple[float, float]
     return begin, min(samples[-1][0] for samples in series)
 
 
-def _steady_goodputs(run: dict, exp) -> list[float]:
-    """Per long flow, mean goodput (kb/s) over the steady window (TCP's samples come from TCP_INFO, the
-    others' from their acknowledgements). Empty when a flow has no samples there."""
-    window = _steady_window(run, exp)
+def _steady_goodputs(run: dict, window: tuple[float, float] | None) -> list[float]:
+    """Per long flow, mean goodput (kb/s) over the steady window (`_steady_window`; TCP's samples come from
+    TCP_INFO, the others' from their acknowledgements). Empty when a flow has no samples there."""
     if window is None:
         return []
     begin, end = window
     series = [run["rates"][f"{f['host']}/{f['flow_id']}"] for f in run["flows"]]
     shares = []
     for samples in series:
-        window = [v for t, v in samples if begin <= t <= end]
-        if not window:
+        inside = [v for t, v in samples if begin <= t <= end]
+        if not inside:
             return []
-        shares.append(statistics.fmean(window))
+        shares.append(statistics.fmean(inside))
     return shares
 
 

@@ -436,6 +436,7 @@ pub fn cc_code(scheme: &str) -> u8 {
         "vivace-latency" => 5,
         s if s.starts_with("fixed") => 6,
         "allegro-ref" => 7,
+        "vivace-stop" => 8,
         _ => 0,
     }
 }
@@ -450,6 +451,7 @@ pub fn cc_name(code: u8) -> &'static str {
         5 => "vivace-latency",
         6 => "fixed",
         7 => "allegro-ref",
+        8 => "vivace-stop",
         _ => "unknown",
     }
 }
@@ -705,6 +707,7 @@ mod tests {
             "vivace-latency",
             "fixed",
             "allegro-ref",
+            "vivace-stop",
         ] {
             assert_eq!(cc_name(cc_code(s)), s);
         }

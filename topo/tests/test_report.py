@@ -74,24 +74,25 @@ def test_summary_gives_the_mean_and_range_over_valid_seeds():
 
 def test_throughput_counts_only_the_time_the_flows_shared_the_link():
     from types import SimpleNamespace
-    from topo.report import _steady_goodputs
+    from topo.report import _steady_goodputs, _steady_window
     exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=0.0)], duration_s=4.0)
     flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0}, {"host": "h2", "flow_id": 2, "start_unix_s": 100.0}]
     shared = [(100 + i / 10, 5000.0) for i in range(1, 101)]          # both at 5 Mb/s until 110 s
     alone = shared + [(110 + i / 10, 10000.0) for i in range(1, 31)]   # then h1 alone at 10 Mb/s
     run = {"flows": flows, "rates": {"h1/1": alone, "h2/2": shared}}
-    assert _steady_goodputs(run, exp) == [5000.0, 5000.0]
+    assert _steady_goodputs(run, _steady_window(run, exp)) == [5000.0, 5000.0]
 
 
 def test_fairness_is_judged_over_the_last_half_of_the_run():
     from types import SimpleNamespace
-    from topo.report import _steady_goodputs
+    from topo.report import _steady_goodputs, _steady_window
     exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=1.0)], duration_s=20.0)
     flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0}, {"host": "h2", "flow_id": 2, "start_unix_s": 101.0}]
     times = [100 + i / 10 for i in range(11, 201)]
     converging = {"h1/1": [(t, 8000.0 if t < 110 else 5000.0) for t in times],    # fair from 110 s: the last half
                   "h2/2": [(t, 2000.0 if t < 110 else 5000.0) for t in times]}
-    assert _steady_goodputs({"flows": flows, "rates": converging}, exp) == [5000.0, 5000.0]
+    run = {"flows": flows, "rates": converging}
+    assert _steady_goodputs(run, _steady_window(run, exp)) == [5000.0, 5000.0]
 
 
 def test_rtt_ratio_compares_the_shortest_and_longest_rtt_flows():
