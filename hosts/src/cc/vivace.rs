@@ -74,9 +74,10 @@
 //!   at that moment does too; here: the first MI of the new phase). When a
 //!   link halves under two flows, the drop-tail queue sheds the excess
 //!   unevenly, the stop halves only the flow that lost more, and the two
-//!   then draw together at about 0.1 Mb/s per second: 2 of 3 Mininet
-//!   seeds never reached the new share within 10 s (hosts/README.md, the
-//!   same section). `vivace-stop` (`Params::stop_loss`) keeps pcc.h's rule.
+//!   then draw together at about 0.1 Mb/s per second: with the stop 4 of
+//!   10 Mininet seeds never reached the new share within 10 s, without it
+//!   none (hosts/README.md, "Why `vivace` has no emergency stop").
+//!   `vivace-stop` (`Params::stop_loss`) keeps pcc.h's rule.
 
 use super::pcc::{random_pairs, trial_rate, Phase};
 use super::{utility, Ctx, MiPlan, MiReport, RateController};
