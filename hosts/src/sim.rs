@@ -667,18 +667,17 @@ mod pcc {
     /// share of its packets (2-4x with 64 packets, where seed 1 gives 1.9;
     /// `explore_rtt_fairness`, docs/experiments.md "Results (session 11)").
     fn rtt_ratio(cc: &CcSpec, long_rtt_s: f64, seed: u64) -> f64 {
-        let r = rtt_pair(cc, long_rtt_s, 64.0, 40.0, seed);
+        let r = rtt_pair(cc, long_rtt_s, &Net::bottleneck(12_000.0, 64.0), 40.0, seed);
         r.flows[0].goodput(10.0, 40.0) / r.flows[1].goodput(10.0, 40.0).max(1.0)
     }
 
-    /// The flows of `rtt_ratio` until `secs`: the 10 ms flow first.
-    fn rtt_pair(cc: &CcSpec, long_rtt_s: f64, buffer_pkts: f64, secs: f64, seed: u64) -> SimResult {
-        let net = Net::bottleneck(12_000.0, buffer_pkts);
+    /// The flows of `rtt_ratio` on `net` until `secs`: the 10 ms flow first.
+    fn rtt_pair(cc: &CcSpec, long_rtt_s: f64, net: &Net, secs: f64, seed: u64) -> SimResult {
         let flows = [
             FlowSpec::long(cc.clone(), 0.010, 5.0, secs),
             FlowSpec::long(cc.clone(), long_rtt_s, 0.0, secs),
         ];
-        simulate(&net, &flows, seed, 2.0 * secs)
+        simulate(net, &flows, seed, 2.0 * secs)
     }
 
     /// Two flows, 12 Mb/s, 40 ms; the rate halves at 10 s and is restored at
@@ -875,17 +874,21 @@ mod pcc {
     }
 
     /// Not a test: the rtt-fairness scenario (10 ms against `SIM_RTT` s, the
-    /// long one 5 s first, a buffer of `SIM_BUFFER` packets) until
-    /// `SIM_SECS`: the short / long goodput ratio per 10 s (`SIM_CC`,
+    /// long one 5 s first, a buffer of `SIM_BUFFER` packets, data packets up
+    /// to `SIM_JITTER` s late at the queue) until `SIM_SECS`: the short /
+    /// long goodput ratio per 10 s and each flow's loss (`SIM_CC`,
     /// `SIM_SEEDS`), to tell a slow convergence from a lasting bias.
     #[test]
     #[ignore]
     fn explore_rtt_fairness() {
         let (long_rtt, secs) = (env_f64("SIM_RTT", 0.100), env_f64("SIM_SECS", 40.0));
-        let buffer = env_f64("SIM_BUFFER", SHORT_FLOW_BDP_PKTS);
+        let net = Net {
+            arrival_jitter_s: env_f64("SIM_JITTER", 0.0),
+            ..Net::bottleneck(12_000.0, env_f64("SIM_BUFFER", SHORT_FLOW_BDP_PKTS))
+        };
         for cc in env_cc() {
             for seed in seeds() {
-                let r = rtt_pair(&cc, long_rtt, buffer, secs, seed);
+                let r = rtt_pair(&cc, long_rtt, &net, secs, seed);
                 let ratios = per_10_s(10.0, secs, |from, to| {
                     format!(
                         "{:.2}",
