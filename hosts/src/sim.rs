@@ -141,6 +141,11 @@ impl FlowResult {
             v.iter().sum::<f64>() / v.len() as f64
         }
     }
+
+    /// Share of the packets sent that the sender declared lost.
+    pub fn loss_rate(&self) -> f64 {
+        self.sent.packets_lost.unwrap_or(0) as f64 / self.sent.packets_sent as f64
+    }
 }
 
 pub struct SimResult {
@@ -578,7 +583,7 @@ mod tests {
             ..Net::bottleneck(20_000.0, 64.0)
         };
         let r = one(&CcSpec::Fixed(5_000.0), None, Some(20.0), &net, 4, 60.0);
-        let lost = r.sent.packets_lost.unwrap_or(0) as f64 / r.sent.packets_sent as f64;
+        let lost = r.loss_rate();
         assert!((lost - 0.05).abs() < 0.01, "{lost}");
         let samples: Vec<f64> = r.trace.iter().filter_map(|l| l.loss).collect();
         let mean = samples.iter().sum::<f64>() / samples.len() as f64;
@@ -895,12 +900,11 @@ mod pcc {
                         r.flows[0].goodput(from, to) / r.flows[1].goodput(from, to).max(1.0)
                     )
                 });
-                let loss = |f: &FlowResult| f.sent.packets_lost.unwrap_or(0) as f64 / f.sent.packets_sent as f64;
                 eprintln!(
                     "{} seed {seed}: short / long per 10 s from 10 s {ratios} | lost short {:.4} long {:.4}",
                     cc.name(),
-                    loss(&r.flows[0]),
-                    loss(&r.flows[1])
+                    r.flows[0].loss_rate(),
+                    r.flows[1].loss_rate()
                 );
             }
         }
@@ -931,16 +935,7 @@ mod pcc {
                 .map(|r| FlowSpec::long(CcSpec::Fixed(*r), 0.040, 0.0, 20.0))
                 .collect();
             let r = simulate(&net, &flows, 1, 60.0);
-            let l: Vec<String> = r
-                .flows
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{:.3}",
-                        f.sent.packets_lost.unwrap_or(0) as f64 / f.sent.packets_sent as f64
-                    )
-                })
-                .collect();
+            let l: Vec<String> = r.flows.iter().map(|f| format!("{:.3}", f.loss_rate())).collect();
             eprintln!("arrival jitter {:.1} ms: loss {}", jitter * 1e3, l.join(" "));
         }
     }
