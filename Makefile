@@ -1,9 +1,11 @@
 # p4rcp: `make deps`, then `make run` (the main experiment) or `make test`.
-# The P4 toolchain (p4c, p4test, simple_switch, simple_switch_CLI) is taken
-# from PATH, then from /opt/p4/bin.
+# The P4 toolchain (p4c-bm2-ss, p4test, simple_switch, simple_switch_CLI) is taken
+# from PATH, then from $(P4_PREFIX)/bin; p4rcp never builds it (README, "The toolchain").
 
 SHELL := /bin/bash
-P4_TOOL_PATH := $(PATH):/opt/p4/bin
+P4_PREFIX ?= /opt/p4
+export P4_PREFIX
+P4_TOOL_PATH := $(PATH):$(P4_PREFIX)/bin
 find_tool = $(shell PATH='$(P4_TOOL_PATH)' command -v $(1))
 P4C_BM2_SS := $(call find_tool,p4c-bm2-ss)
 P4TEST := $(call find_tool,p4test)
@@ -20,32 +22,24 @@ SUME_INCLUDE ?= $(if $(SUME_SDNET),$(SUME_SDNET)/data/p4include,/opt/p4-sume-inc
 BF_P4C := $(call find_tool,bf-p4c)
 
 .PHONY: deps build build-plain test ptf run bench bench-dataplane bench-control bench-hosts \
-        hosts clean require-p4c require-venv check-tna check-sume toolchain toolchain-archive
+        hosts clean require-p4c require-venv check-tna check-sume toolchain-archive
 
 # The P4 toolchain: `make deps` installs an archive of it (P4_TOOLCHAIN_ARCHIVE=FILE, else the newest
-# one for this system in P4_TOOLCHAIN_DIR) or the p4lang packages; `make toolchain` builds it from
-# the sources pinned in tools/toolchain-sources.txt (P4_SOURCES=DIR: local clones of them),
-# `make toolchain-archive` packs it into TOOLCHAIN_ARCHIVE_OUT for the other machines.
+# one for this system in P4_TOOLCHAIN_DIR) or the p4lang packages; `make toolchain-archive` packs the
+# toolchain installed in P4_PREFIX (and tna.p4's folder, where it exists) for a lab's other machines.
 P4_TOOLCHAIN_DIR ?= ../shared/toolchain
-TOOLCHAIN_BMV2 ?= speed
-TOOLCHAIN_PREFIX ?= /opt/p4
-TOOLCHAIN_TNA_INCLUDE ?= /opt/p4-tofino-include
-TOOLCHAIN_BUILD ?= toolchain-build
-TOOLCHAIN_ARCHIVE_OUT ?= $(TOOLCHAIN_BUILD)
+TOOLCHAIN_ARCHIVE_OUT ?= build/toolchain-archive
 
 deps:
 	P4_TOOLCHAIN_ARCHIVE='$(P4_TOOLCHAIN_ARCHIVE)' P4_TOOLCHAIN_DIR='$(P4_TOOLCHAIN_DIR)' tools/deps.sh
 
-toolchain:
-	P4_SOURCES='$(P4_SOURCES)' TOOLCHAIN_BMV2='$(TOOLCHAIN_BMV2)' TOOLCHAIN_PREFIX='$(TOOLCHAIN_PREFIX)' \
-	  TOOLCHAIN_TNA_INCLUDE='$(TOOLCHAIN_TNA_INCLUDE)' TOOLCHAIN_BUILD='$(TOOLCHAIN_BUILD)' tools/toolchain.sh
-
 toolchain-archive:
-	/usr/bin/python3 tools/toolchain_archive.py pack --build '$(TOOLCHAIN_BUILD)' --out '$(TOOLCHAIN_ARCHIVE_OUT)'
+	/usr/bin/python3 -m tools.toolchain_archive pack --prefix '$(P4_PREFIX)' \
+	  $(if $(wildcard $(TNA_INCLUDE)/tna.p4),--tna-include '$(TNA_INCLUDE)') --out '$(TOOLCHAIN_ARCHIVE_OUT)'
 
 require-p4c:
 	@if [ -z "$(P4C_BM2_SS)" ] || [ -z "$(P4TEST)" ]; then \
-	  echo "make: p4c-bm2-ss / p4test not found on PATH or in /opt/p4/bin: run 'make deps' (it installs a toolchain archive or the p4lang packages, or says how), or 'make toolchain'" >&2; \
+	  echo "make: p4c-bm2-ss / p4test not found on PATH or in $(P4_PREFIX)/bin: run 'make deps' (it installs the p4lang packages or a lab's toolchain archive, or says how to get them; README, 'The toolchain')" >&2; \
 	  exit 1; fi
 
 require-venv:
@@ -68,21 +62,21 @@ $(BUILD)/p4rcp_plain.json: $(P4_PROGRAM_FILES) | require-p4c
 # Front and mid end of p4c against the TNA include (the Tofino back end too where bf-p4c exists).
 check-tna:
 	@if [ ! -f "$(TNA_INCLUDE)/tna.p4" ]; then \
-	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (p4c's backends/tofino/bf-p4c/p4include, which 'make deps' and 'make toolchain' install in /opt/p4-tofino-include, or \$$SDE_INSTALL/share/p4c/p4include)"; \
-	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in /opt/p4/bin"; \
+	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (tna.p4 comes with Intel's SDE, in \$$SDE_INSTALL/share/p4c/p4include, and with p4c's sources, in backends/tofino/bf-p4c/p4include; README, 'The toolchain')"; \
+	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in $(P4_PREFIX)/bin"; \
 	else set -e; \
 	  echo "p4test -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4"; \
 	  $(P4TEST) --std p4-16 -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4; \
 	  echo "check-tna: front and mid end OK"; \
 	  if [ -n "$(BF_P4C)" ]; then $(BF_P4C) --target tofino --arch tna -o $(BUILD)/tna p4src/targets/tna/p4rcp_tna.p4; \
-	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH or in /opt/p4/bin"; fi; \
+	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH or in $(P4_PREFIX)/bin"; fi; \
 	fi
 
 # Front end of p4c against P4-NetFPGA's SimpleSumeSwitch architecture file.
 check-sume:
 	@if [ ! -f "$(SUME_INCLUDE)/sume_switch.p4" ]; then \
 	  echo "SKIP check-sume: sume_switch.p4 not found in SUME_INCLUDE=$(SUME_INCLUDE) (P4-NetFPGA's SDNet p4include)"; \
-	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-sume: p4test not found on PATH or in /opt/p4/bin"; \
+	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-sume: p4test not found on PATH or in $(P4_PREFIX)/bin"; \
 	else set -e; \
 	  echo "p4test -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4"; \
 	  $(P4TEST) --std p4-16 -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4; \
@@ -95,7 +89,7 @@ hosts:
 # Builds the P4 program when p4c is there; the tests that need it skip loudly otherwise.
 test: require-venv hosts
 	@if [ -n "$(P4C_BM2_SS)" ]; then $(MAKE) --no-print-directory build build-plain; \
-	 else echo "SKIP make build: p4c-bm2-ss not found on PATH or in /opt/p4/bin"; fi
+	 else echo "SKIP make build: p4c-bm2-ss not found on PATH or in $(P4_PREFIX)/bin"; fi
 	cargo test --manifest-path hosts/Cargo.toml
 	$(PY) -m pytest
 

@@ -1,12 +1,18 @@
-"""Find the P4 toolchain: on PATH first, then under /opt/p4/bin."""
+"""Find the P4 toolchain: on PATH first, then in the prefix's bin/ (P4_PREFIX, default /opt/p4).
+
+p4rcp never builds p4c or bmv2 (README, "The toolchain"): it finds them. Standard library only, so
+that `make deps` can use it before the project's virtual environment exists.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
-TOOLCHAIN_DIR = "/opt/p4/bin"
+P4_PREFIX = os.environ.get("P4_PREFIX") or "/opt/p4"
+TOOLCHAIN_DIR = str(Path(P4_PREFIX) / "bin")
 
 # What `make build` makes of p4src/ (v1model).
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,8 +20,18 @@ BUILD_DIR = ROOT / "build"
 BUILD_JSON = BUILD_DIR / "p4rcp.json"
 BUILD_P4INFO = BUILD_DIR / "p4rcp.p4info.txtpb"
 BUILD_PLAIN_JSON = BUILD_DIR / "p4rcp_plain.json"
-INSTALL_HINT = ("run 'make deps' (it installs a toolchain archive or the p4lang packages, or says how), "
-                f"or put the binaries on PATH or in {TOOLCHAIN_DIR}")
+INSTALL_HINT = ("get them from the p4lang packages ('make deps' installs them where their repository answers), "
+                "a lab's toolchain archive ('make deps P4_TOOLCHAIN_ARCHIVE=FILE'), or your own build of p4c and "
+                f"bmv2; put them on PATH or in {TOOLCHAIN_DIR} (P4_PREFIX=DIR for another prefix); README, "
+                "'The toolchain'")
+
+# bmv2 prints this while parsing its options when it was configured with --disable-logging-macros
+# (src/bm_sim/options_parse.cpp), if a log is asked for at level debug.
+_NO_LOGGING_MACROS = "You disabled logging macros when building this binary"
+# ... and this, later in the same parse, for a --pcap folder that does not exist: then it exits, so the
+# check starts no switch, opens no port and reads no interface.
+_PCAP_REFUSED = "specified with '--pcap'"
+_PROBE_DIR = "/nonexistent/p4rcp-logging-probe"
 
 
 class ToolchainMissing(RuntimeError):
@@ -35,3 +51,47 @@ def require_tool(name: str) -> str:
 
 def missing_tools(*names: str) -> list[str]:
     return [n for n in names if find_tool(n) is None]
+
+
+def bmv2_has_logging(simple_switch: str) -> bool:
+    """Whether this simple_switch was built with its logging macros (bmv2's default configuration).
+
+    Asked of bmv2 itself: with a debug-level log requested it warns while parsing its options when the
+    macros were compiled out, then exits on a --pcap folder that does not exist. RuntimeError when its
+    output is not what that parse prints (not a bmv2 switch, or one whose messages changed)."""
+    ran = subprocess.run([simple_switch, "--log-console", "--log-level", "debug", "--pcap", _PROBE_DIR, "--no-p4"],
+                         capture_output=True, text=True, timeout=30)
+    output = ran.stdout + ran.stderr
+    if _PCAP_REFUSED not in output:
+        raise RuntimeError(f"{simple_switch} did not answer the logging check as bmv2 does: {output.strip()[:200]!r}")
+    return _NO_LOGGING_MACROS not in output
+
+
+LOGGING_BUILD_WARNING = (
+    "simple_switch {path} is a build with logging compiled in (bmv2's default): it forwards several times "
+    "fewer packets per CPU second than the speed build of bmv2's README ('Performance': configure "
+    "--disable-logging-macros --disable-elogger), so experiments above a few Mb/s void themselves on CPU "
+    "(README, 'The toolchain')")
+
+
+def tool_version(name: str) -> str | None:
+    """The first line a tool prints for --version (None: not installed)."""
+    path = find_tool(name)
+    if path is None:
+        return None
+    ran = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    lines = (ran.stdout + ran.stderr).strip().splitlines()
+    return lines[0].strip() if lines else "?"
+
+
+def bmv2_build() -> dict:
+    """Which simple_switch runs the experiments: its path, version and whether it logs."""
+    path = require_tool("simple_switch")
+    return {"path": path, "version": tool_version("simple_switch"), "logging": bmv2_has_logging(path)}
+
+
+def bmv2_build_line(build: dict) -> str:
+    """One line for a newcomer: the speed build, or a warning that this one limits the experiments."""
+    if build["logging"]:
+        return "WARNING: " + LOGGING_BUILD_WARNING.format(path=build["path"])
+    return f"simple_switch {build['version']} ({build['path']}): speed build, logging compiled out"

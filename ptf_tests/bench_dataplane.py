@@ -43,7 +43,7 @@ from scapy.layers.l2 import Ether
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.protocol import RCP
-from p4rcp.toolchain import BUILD_JSON, BUILD_PLAIN_JSON
+from p4rcp.toolchain import BUILD_JSON, BUILD_PLAIN_JSON, bmv2_build, bmv2_build_line
 from p4rcp.topology import Route
 from p4rcp.veth import VethPairs, free_tcp_port
 
@@ -179,6 +179,7 @@ def main(argv=None) -> int:
     if len(os.sched_getaffinity(0)) < 2:
         print("bench-dataplane: needs two CPUs (the switch on one, the sender on the other)", file=sys.stderr)
         return 2
+    print(bmv2_build_line(bmv2_build()), flush=True)
     affinity = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {SENDER_CPU})
     results: dict[str, list[Round]] = {name: [] for name in PROGRAMS}

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # `make deps`: install what p4rcp needs from the package registries.
-# Idempotent. Never builds p4c or bmv2; where they are missing it installs, in this order:
-# the toolchain archive P4_TOOLCHAIN_ARCHIVE=FILE; else the newest archive for this
-# distribution and architecture in P4_TOOLCHAIN_DIR (default ../shared/toolchain); else the
-# official p4lang packages if their repository serves this distribution and answers quickly;
-# and otherwise ends with a warning naming these ways and `make toolchain`.
+# Idempotent. Never builds p4c or bmv2; where they are missing (on PATH and in P4_PREFIX/bin,
+# default /opt/p4/bin) it installs, in this order: the toolchain archive P4_TOOLCHAIN_ARCHIVE=FILE;
+# else the newest archive for this distribution and architecture in P4_TOOLCHAIN_DIR (default
+# ../shared/toolchain); else the official p4lang packages if their repository serves this
+# distribution and answers quickly; and otherwise ends with a warning naming the ways to get them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES=(mininet ethtool iproute2 psmisc tcpdump python3-venv python3-pip procps zstd)
+DEBIAN_PACKAGES=(mininet ethtool iproute2 nftables psmisc tcpdump tshark python3-venv python3-pip procps zstd)
 P4_TOOLCHAIN_ARCHIVE=${P4_TOOLCHAIN_ARCHIVE:-}
 P4_TOOLCHAIN_DIR=${P4_TOOLCHAIN_DIR:-../shared/toolchain}
+P4_PREFIX=${P4_PREFIX:-/opt/p4}
 P4_PACKAGES=(p4lang-p4c p4lang-bmv2)
 P4_REPO_TIMEOUT=5
 VENV=.venv
@@ -58,8 +59,8 @@ install_rust_crates() {
 
 toolchain_missing() {
     local tool missing=()
-    for tool in p4c p4test simple_switch simple_switch_CLI; do
-        PATH="$PATH:/opt/p4/bin" command -v "$tool" >/dev/null || missing+=("$tool")
+    for tool in p4c-bm2-ss p4test simple_switch simple_switch_CLI; do
+        PATH="$PATH:$P4_PREFIX/bin" command -v "$tool" >/dev/null || missing+=("$tool")
     done
     echo "${missing[@]}"
 }
@@ -76,17 +77,27 @@ p4lang_repo_url() {
 # Installs an archive of `make toolchain-archive` (tools/toolchain_archive.py says what that checks).
 install_toolchain_archive() {
     say "installing the P4 toolchain archive $1"
-    as_root "$SYSTEM_PYTHON" tools/toolchain_archive.py install "$1" || {
+    as_root "$SYSTEM_PYTHON" -m tools.toolchain_archive install "$1" || {
         echo "[deps] ERROR: the P4 toolchain archive $1 did not install (see above)" >&2
         exit 1
     }
+    report_bmv2_build
+}
+
+# One line if simple_switch logs: the experiments it can run are limited (README, "The toolchain").
+report_bmv2_build() {
+    local switch
+    switch=$(PATH="$PATH:$P4_PREFIX/bin" command -v simple_switch) || return 0
+    "$SYSTEM_PYTHON" -c 'import sys; from p4rcp.toolchain import bmv2_has_logging, LOGGING_BUILD_WARNING as w
+if bmv2_has_logging(sys.argv[1]): print("[deps] NOTE: " + w.format(path=sys.argv[1]))' "$switch" || true
 }
 
 install_toolchain() {
     local missing url archive
     missing=$(toolchain_missing)
     if [ -z "$missing" ]; then
-        say "P4 toolchain found: $(PATH="$PATH:/opt/p4/bin" command -v p4c), $(PATH="$PATH:/opt/p4/bin" command -v simple_switch)"
+        say "P4 toolchain found: $(PATH="$PATH:$P4_PREFIX/bin" command -v p4c), $(PATH="$PATH:$P4_PREFIX/bin" command -v simple_switch)"
+        report_bmv2_build
         [ -z "$P4_TOOLCHAIN_ARCHIVE" ] || say "P4_TOOLCHAIN_ARCHIVE=$P4_TOOLCHAIN_ARCHIVE not installed: a toolchain is there"
         return
     fi
@@ -94,7 +105,7 @@ install_toolchain() {
         install_toolchain_archive "$P4_TOOLCHAIN_ARCHIVE"
         return
     fi
-    archive=$("$SYSTEM_PYTHON" tools/toolchain_archive.py select "$P4_TOOLCHAIN_DIR")
+    archive=$("$SYSTEM_PYTHON" -m tools.toolchain_archive select "$P4_TOOLCHAIN_DIR")
     if [ -n "$archive" ]; then
         install_toolchain_archive "$archive"
         return
@@ -106,6 +117,7 @@ install_toolchain() {
         echo "deb $url /" | as_root tee /etc/apt/sources.list.d/home:p4lang.list >/dev/null
         as_root apt-get update -qq
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${P4_PACKAGES[@]}"
+        report_bmv2_build
         return
     fi
     local why
@@ -116,14 +128,14 @@ install_toolchain() {
     fi
     cat >&2 <<WARN
 [deps] WARNING: the P4 toolchain is missing: $missing
-[deps]   p4rcp needs p4c (with p4test and the bmv2 back end) and bmv2's simple_switch and
-[deps]   simple_switch_CLI, on PATH or under /opt/p4/bin. Three ways to install them:
-[deps]   1. make deps P4_TOOLCHAIN_ARCHIVE=FILE: an archive of 'make toolchain-archive' (built elsewhere);
-[deps]   2. such an archive for this distribution and architecture in P4_TOOLCHAIN_DIR=$P4_TOOLCHAIN_DIR
-[deps]      ($(realpath -m "$P4_TOOLCHAIN_DIR")): there is none;
-[deps]   3. the p4lang packages ${P4_PACKAGES[*]}: $why
-[deps]   Or build it here from pinned sources: make toolchain (about 40 minutes on 2 cores;
-[deps]   P4_SOURCES=DIR for local clones), then make toolchain-archive for the other machines.
+[deps]   p4rcp needs p4c (p4c-bm2-ss, p4test) and bmv2 (simple_switch, simple_switch_CLI), on PATH
+[deps]   or in $P4_PREFIX/bin (P4_PREFIX=DIR for another prefix). p4rcp does not build them. Three ways:
+[deps]   1. the p4lang packages ${P4_PACKAGES[*]} (p4c's README): $why
+[deps]   2. a toolchain archive that your lab packed with 'make toolchain-archive' on a machine that has one:
+[deps]      make deps P4_TOOLCHAIN_ARCHIVE=FILE, or put it in P4_TOOLCHAIN_DIR=$P4_TOOLCHAIN_DIR
+[deps]      ($(realpath -m "$P4_TOOLCHAIN_DIR"), now without one for this system);
+[deps]   3. your own build, following p4c's and bmv2's READMEs, with bmv2 in the speed configuration of
+[deps]      its README ("Performance": --disable-logging-macros --disable-elogger), into $P4_PREFIX.
 [deps]   Until then make build / make run stop, and the tests that need them are skipped.
 WARN
 }

@@ -1,18 +1,20 @@
-#!/usr/bin/python3
 """Archives of the P4 toolchain: `make toolchain-archive` packs one, `make deps` installs one.
 
-An archive is `p4-toolchain-bmv2-<version>[-debug]-p4c-<version>-<distribution>-<arch>.tar.zst`
+p4rcp builds no toolchain: a lab installs p4c and bmv2 once (the p4lang packages, Intel's SDE or its
+own build), packs the installed prefix here, and its other machines install the archive.
+
+An archive is `p4-toolchain-bmv2-<version>[-logging]-p4c-<version>-<distribution>-<arch>.tar.zst`
 (e.g. ...-debian12-amd64.tar.zst) with `<archive>.sha256` beside it. It holds the installed
-folders relative to / (opt/p4, opt/p4-tofino-include) and, in the prefix's share/,
-TOOLCHAIN-MANIFEST.md (sources, build options; its title names the system it was built on)
-and debian-runtime-packages.txt (the Debian packages its programs need).
+folders relative to / (the prefix, e.g. opt/p4, and optionally tna.p4's folder) and, in the
+prefix's share/, TOOLCHAIN-MANIFEST.md (each program's --version, whether bmv2 logs, the runtime
+packages; its title names the system it was packed on) and debian-runtime-packages.txt.
 
-Runs with Debian's /usr/bin/python3 and the standard library only: `make deps` runs it
-before the project's virtual environment exists.
+Runs with Debian's /usr/bin/python3 and the standard library only (`make deps` runs it before the
+project's virtual environment exists), as a module from the repository's root:
 
-    toolchain_archive.py select DIR       the newest archive in DIR for this system (or nothing)
-    toolchain_archive.py install ARCHIVE  check, install the runtime packages, extract at /, try
-    toolchain_archive.py pack --build DIR --out DIR
+    python3 -m tools.toolchain_archive select DIR       the newest archive in DIR for this system
+    python3 -m tools.toolchain_archive install ARCHIVE  check, install the runtime packages, extract at /, try
+    python3 -m tools.toolchain_archive pack --prefix /opt/p4 [--tna-include DIR] --out DIR
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from p4rcp.toolchain import bmv2_has_logging
 
 MANIFEST = "share/TOOLCHAIN-MANIFEST.md"
 RUNTIME_PACKAGES = "share/debian-runtime-packages.txt"
@@ -45,6 +49,8 @@ SCRIPT_PACKAGES = {
     "python3-grpcio": "PI's Python modules",
 }
 CHECK_TIMEOUT_S = 60
+# The programs whose --version the manifest records, where the prefix has them.
+VERSIONED = ("simple_switch", "simple_switch_grpc", "p4c", "p4c-bm2-ss", "p4test")
 
 
 class ArchiveError(RuntimeError):
@@ -181,7 +187,7 @@ def install(archive: Path, host: Host) -> None:
                            f"(e.g. -{here}.tar.zst), so it cannot say what system it is for")
     if named != here:
         raise ArchiveError(f"{archive.name} was built for {named}; this machine is {here}: "
-                           f"use an archive built for {here}, or build one with 'make toolchain'")
+                           f"use an archive packed on a {here} machine")
     check_sha256(archive)
     prefix, manifest, packages = read_metadata(archive)
     if system_of_manifest(manifest) != here:
@@ -263,6 +269,18 @@ def program_version(program: Path, pattern: str) -> str:
     return match[1]
 
 
+def version_lines(bindir: Path) -> dict[str, str]:
+    """What each program of the prefix says of its version (the first line of --version)."""
+    versions = {}
+    for program in VERSIONED:
+        path = bindir / program
+        if path.is_file():
+            ran = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+            lines = (ran.stdout + ran.stderr).strip().splitlines()
+            versions[program] = lines[0] if lines else "(printed nothing)"
+    return versions
+
+
 def os_title() -> str:
     """This system as the manifest's title names it, e.g. "Debian 12 (bookworm), amd64"."""
     release = os_release()
@@ -270,74 +288,65 @@ def os_title() -> str:
     return f"{release['NAME'].split()[0]} {release['VERSION_ID']}{codename}, {dpkg_architecture()}"
 
 
-def manifest_text(record: dict, title: str, packages: list[str], built: str) -> str:
-    sources = "\n".join(f"| {s['repository']} | {s['commit']} | {s['unpacked_to']} |" for s in record["sources"])
-    options = "\n".join(f"- {part}: `{line}`" for part, line in record["configured_with"].items())
-    times = ", ".join(f"{step} {seconds // 60}m{seconds % 60:02d}s" for step, seconds in record["step_seconds"].items())
+def manifest_text(title: str, prefix: Path, tna: Path | None, versions: dict[str, str], logging: bool,
+                  packages: list[str], packed: str) -> str:
+    rows = "\n".join(f"| {program} | `{line}` |" for program, line in versions.items())
     scripts = "; ".join(f"{p} ({why})" for p, why in SCRIPT_PACKAGES.items())
-    variant = ("speed build: its logging macros and event logger are compiled out, so --log-console and "
-               "--log-file print nothing" if record["bmv2_variant"] == "speed" else
-               "debug build: its logging (--log-console, --log-file) is compiled in")
-    prefix = record["prefix"].lstrip("/")
+    variant = ("with its logging compiled in (bmv2's default configuration): experiments above a few Mb/s "
+               "void themselves on CPU" if logging else
+               "the speed configuration of bmv2's README (\"Performance\"): logging macros compiled out")
+    folders = f"{str(prefix).lstrip('/')}" + (f" and {str(tna).lstrip('/')}" if tna else "")
     return f"""# P4 toolchain for p4rcp — {title}
 
-Built by p4rcp's `make toolchain` on {built} and packed by `make toolchain-archive`.
-Unpack at / (it holds {prefix} and {record['tna_include'].lstrip('/')}) after installing
-the Debian packages listed in {prefix}/{RUNTIME_PACKAGES}, then run ldconfig;
-`make deps` does all of this and runs each program once.
+Packed by p4rcp's `make toolchain-archive` on {packed} from the toolchain installed on that
+machine. Unpack at / (it holds {folders}) after installing the Debian packages listed in
+{str(prefix).lstrip('/')}/{RUNTIME_PACKAGES}, then run ldconfig; `make deps` does all of this and
+runs each program once.
 
-bmv2 is the {variant}.
+## Programs
 
-## Sources (tools/toolchain-sources.txt)
+| program | --version |
+|---|---|
+{rows}
 
-| repository | commit | unpacked to |
-|---|---|---|
-{sources}
-
-tna.p4 and its includes (tofino-p4include) are copied to {record['tna_include']}.
-
-## Configured with
-
-{options}
+simple_switch is a build {variant} (asked of simple_switch itself).
 
 ## Debian runtime packages
 
 ldd of every ELF file in the prefix, each library's package by dpkg -S, and what the scripts
 run: {scripts}. The list is in {RUNTIME_PACKAGES}.
-
-## Build time ({record['jobs']} parallel jobs)
-
-{times}
 """
 
 
-def pack(build: Path, out: Path) -> Path:
-    record_file = build / "toolchain-build.json"
-    if not record_file.is_file():
-        raise ArchiveError(f"{record_file} is missing: run 'make toolchain' (with the same TOOLCHAIN_BUILD) first")
-    record = json.loads(record_file.read_text())
-    prefix, tna = Path(record["prefix"]), Path(record["tna_include"])
-    for folder in (prefix / "bin", tna):
-        if not folder.is_dir():
-            raise ArchiveError(f"{folder} is missing: the toolchain that {record_file} describes is not installed")
-    bmv2 = program_version(prefix / "bin" / "simple_switch", r"^(\d+\.\d+\.\d+)")
-    p4c = program_version(prefix / "bin" / "p4c", r"p4c (\d+(?:\.\d+)+)")
+def pack(prefix: Path, tna: Path | None, out: Path) -> Path:
+    """An archive of the toolchain installed in prefix (and tna.p4's folder, if given)."""
+    bindir = prefix / "bin"
+    absent = [program for program, _ in CHECKS if not (bindir / program).is_file()]
+    if absent:
+        raise ArchiveError(f"{bindir} has no {', '.join(absent)}: install the toolchain there first "
+                           "(P4_PREFIX=DIR packs another prefix)")
+    if tna is not None and not (tna / "tna.p4").is_file():
+        raise ArchiveError(f"{tna} has no tna.p4")
+    bmv2 = program_version(bindir / "simple_switch", r"^(\d+\.\d+\.\d+)")
+    p4c = program_version(bindir / "p4c", r"p4c (\d+(?:\.\d+)+)")
+    logging = bmv2_has_logging(str(bindir / "simple_switch"))
     system = Host().system_tag()
-    variant = "" if record["bmv2_variant"] == "speed" else f"-{record['bmv2_variant']}"
-    name = f"p4-toolchain-bmv2-{bmv2}{variant}-p4c-{p4c}-{system}.tar.zst"
+    name = f"p4-toolchain-bmv2-{bmv2}{'-logging' if logging else ''}-p4c-{p4c}-{system}.tar.zst"
 
     say(f"finding the Debian runtime packages of {prefix} (ldd + dpkg -S)")
     packages = runtime_packages(prefix)
+    (prefix / "share").mkdir(exist_ok=True)
     (prefix / RUNTIME_PACKAGES).write_text("\n".join(packages) + "\n")
-    built = datetime.datetime.fromtimestamp(record_file.stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d")
-    (prefix / MANIFEST).write_text(manifest_text(record, os_title(), packages, built))
+    packed = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    (prefix / MANIFEST).write_text(manifest_text(os_title(), prefix, tna, version_lines(bindir), logging,
+                                                 packages, packed))
 
     out.mkdir(parents=True, exist_ok=True)
     archive = out / name
     partial = out / (name + ".part")
-    say(f"packing {prefix} and {tna} into {archive}")
-    subprocess.run(["tar", "-C", "/", "-I", "zstd -19 -T0", "-cf", str(partial),
-                    str(prefix.relative_to("/")), str(tna.relative_to("/"))], check=True)
+    say(f"packing {prefix}{f' and {tna}' if tna else ''} into {archive}")
+    folders = [str(prefix.resolve().relative_to("/"))] + ([str(tna.resolve().relative_to("/"))] if tna else [])
+    subprocess.run(["tar", "-C", "/", "-I", "zstd -19 -T0", "-cf", str(partial), *folders], check=True)
     partial.rename(archive)
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     archive.with_name(name + ".sha256").write_text(f"{digest}  {name}\n")
@@ -352,7 +361,8 @@ def main(argv: list[str]) -> int:
     commands.add_parser("select").add_argument("directory", type=Path)
     commands.add_parser("install").add_argument("archive", type=Path)
     packing = commands.add_parser("pack")
-    packing.add_argument("--build", type=Path, required=True, help="make toolchain's build folder")
+    packing.add_argument("--prefix", type=Path, required=True, help="the installed toolchain, e.g. /opt/p4")
+    packing.add_argument("--tna-include", type=Path, help="tna.p4's folder, packed too if given")
     packing.add_argument("--out", type=Path, required=True, help="where the archive goes")
     args = parser.parse_args(argv)
     try:
@@ -363,7 +373,7 @@ def main(argv: list[str]) -> int:
         elif args.command == "install":
             install(args.archive, Host())
         else:
-            pack(args.build, args.out)
+            pack(args.prefix, args.tna_include, args.out)
     except ArchiveError as error:
         print(f"[toolchain] ERROR: {error}", file=sys.stderr)
         return 1

@@ -26,7 +26,7 @@ import psutil
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from p4rcp.processes import stop_processes
 from p4rcp.toolchain import BUILD_JSON, ROOT
-from p4rcp.toolchain import ToolchainMissing, require_tool
+from p4rcp.toolchain import ToolchainMissing, bmv2_build, bmv2_build_line
 from topo import hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_suite, resolve
 from topo.network import Network
@@ -358,8 +358,9 @@ def report_again(root: Path) -> str:
     return write_report(exp, root, runs)
 
 
-def preflight() -> None:
-    require_tool("simple_switch")
+def preflight() -> dict:
+    """Everything a run needs, checked before any network is built; returns the simple_switch build."""
+    build = bmv2_build()
     if not BUILD_JSON.is_file():
         raise ToolchainMissing(f"{BUILD_JSON} missing: run 'make build'")
     if not hosts.HOST_BINARY.is_file():
@@ -367,6 +368,7 @@ def preflight() -> None:
     busy = [p for p in range(9090, 9100) if _port_in_use(p)]
     if busy:
         raise RuntimeError(f"Thrift ports {busy} are in use: is another simple_switch running?")
+    return build
 
 
 def _port_in_use(port: int) -> bool:
@@ -406,10 +408,12 @@ def main(argv=None) -> int:
         schemes = args.schemes.split(",") if args.schemes else (suite.schemes if suite else None)
         seeds = _seeds(args.seeds) if args.seeds else None
         experiments = [load_experiment(m, schemes, args.duration, seeds) for m in members]
-        preflight()
+        build = preflight()
     except (ExperimentError, ToolchainMissing, RuntimeError) as e:
         print(f"topo.run: {e}", file=sys.stderr)
         return 2
+    if build["logging"]:
+        print(bmv2_build_line(build), file=sys.stderr)
     # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     # A shell starting us in the background ignores SIGINT for us; Ctrl-C or kill -INT must still clean up.

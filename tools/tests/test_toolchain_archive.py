@@ -17,8 +17,13 @@ from tools import toolchain_archive as ta
 
 SYSTEM = "debian12-amd64"
 TITLE = "# P4 toolchain for p4rcp — Debian 12 (bookworm), amd64"
+# What bmv2's option parser prints for the logging check (p4rcp/toolchain.py, bmv2_has_logging).
+BMV2_PARSE = ('case "$*" in *--pcap*) {LOGGING}echo "Directory \'/x\' specified with \'--pcap\' does not exist"; '
+              'exit 1;; esac')
+SPEED_BMV2 = BMV2_PARSE.format(LOGGING='echo "You disabled logging macros when building this binary; however"; ')
+LOGGING_BMV2 = BMV2_PARSE.format(LOGGING="")
 WORKING = {
-    "simple_switch": "echo 1.15.5-693e69e6",
+    "simple_switch": SPEED_BMV2 + "\necho 1.15.5-693e69e6",
     "p4c": "echo 'p4c 1.2.4.8 (SHA: 32893b7e87 BUILD: Release)'",
     "p4test": "echo 'Version 1.2.4.8'",
     "simple_switch_CLI": "echo 'usage: simple_switch_CLI [-h]'",
@@ -190,29 +195,30 @@ def test_runtime_packages_come_from_ldd_and_dpkg(tmp_path):
     assert set(ta.SCRIPT_PACKAGES) <= set(packages)
 
 
-def test_packed_archive_installs(tmp_path, capsys):
-    """make toolchain-archive's output goes through the same install as the hand-built archive."""
+def installed_prefix(tmp_path: Path, switch: str = SPEED_BMV2) -> tuple[Path, Path]:
+    """A prefix as an installed toolchain leaves it (stand-in programs, one real ELF file) and tna.p4's folder."""
     prefix, tna = tmp_path / "opt-p4", tmp_path / "tna-include"
-    for program, body in WORKING.items():
+    for program, body in {**WORKING, "simple_switch": switch + "\necho 1.15.5-693e69e6"}.items():
         write_program(prefix / "bin" / program, body)
     shutil.copy(shutil.which("zstd"), prefix / "bin" / "zstd")
-    (prefix / "share").mkdir()
     tna.mkdir()
     (tna / "tna.p4").write_text("// stand-in\n")
-    build = tmp_path / "build"
-    build.mkdir()
-    (build / "toolchain-build.json").write_text(ta.json.dumps({
-        "bmv2_variant": "speed", "jobs": 2, "prefix": str(prefix), "tna_include": str(tna),
-        "sources": [{"repository": "p4c", "commit": "32893b7e879db9e1c368d3568d41cb3d20c034d0",
-                     "unpacked_to": "p4c"}],
-        "configured_with": {"p4c": "cmake -DENABLE_BMV2=ON"}, "step_seconds": {"p4c-build": 600}}))
-    archive = ta.pack(build, tmp_path / "out")
+    return prefix, tna
+
+
+def test_packed_archive_installs(tmp_path, capsys):
+    """make toolchain-archive's output goes through the same install as any lab's archive."""
+    prefix, tna = installed_prefix(tmp_path)
+    archive = ta.pack(prefix, tna, tmp_path / "out")
     this_system = ta.Host().system_tag()
     assert archive.name == f"p4-toolchain-bmv2-1.15.5-p4c-1.2.4.8-{this_system}.tar.zst"
     manifest = (prefix / ta.MANIFEST).read_text()
     assert ta.system_of_manifest(manifest) == this_system
-    assert "| p4c | 32893b7e879db9e1c368d3568d41cb3d20c034d0 | p4c |" in manifest
-    assert "## Build time (2 parallel jobs)\n\np4c-build 10m00s" in manifest
+    assert "| p4c | `p4c 1.2.4.8 (SHA: 32893b7e87 BUILD: Release)` |" in manifest
+    assert "| simple_switch | `1.15.5-693e69e6` |" in manifest
+    assert "speed configuration" in manifest
+    for recipe in ("cmake", "configure", "make install", "autogen", "commit"):
+        assert recipe not in manifest, "the manifest records what is installed, not how it was built"
     assert "liblzma5" in (prefix / ta.RUNTIME_PACKAGES).read_text().split()
 
     root = tmp_path / "root"
@@ -223,6 +229,14 @@ def test_packed_archive_installs(tmp_path, capsys):
     assert "p4test --version: OK" in capsys.readouterr().err
 
 
-def test_pack_without_a_build_says_what_to_run(tmp_path):
-    with pytest.raises(ta.ArchiveError, match="run 'make toolchain'"):
-        ta.pack(tmp_path, tmp_path / "out")
+def test_packed_logging_build_says_so_in_its_name_and_manifest(tmp_path):
+    prefix, _ = installed_prefix(tmp_path, switch=LOGGING_BMV2)
+    archive = ta.pack(prefix, None, tmp_path / "out")
+    assert "-bmv2-1.15.5-logging-p4c-" in archive.name
+    assert "logging compiled in" in (prefix / ta.MANIFEST).read_text()
+    assert not any("tna" in name for name in ta.members(archive)), "no tna.p4 folder was given"
+
+
+def test_pack_without_an_installed_toolchain_says_what_is_missing(tmp_path):
+    with pytest.raises(ta.ArchiveError, match="has no simple_switch, p4c, p4test, simple_switch_CLI"):
+        ta.pack(tmp_path, None, tmp_path / "out")
