@@ -9,6 +9,7 @@ from pathlib import Path
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
+from p4rcp.control_ports import ControlPortGuard, GuardUnavailable
 from p4rcp.toolchain import require_tool
 
 
@@ -17,21 +18,34 @@ class SwitchFailed(RuntimeError):
 
 
 class SimpleSwitch:
-    """simple_switch with the given program and ports; Thrift on 127.0.0.1.
+    """simple_switch with the given program and ports, controllable from this machine only.
 
     ``interfaces`` maps port numbers to Linux interface names. Logging and
     pcap are off unless a path is given. ``binary="simple_switch_grpc"`` with
     ``json_path=None`` starts without a program, for a P4Runtime client to
-    push one; ``target_args`` go after ``--`` (e.g. its --grpc-server-addr).
+    push one on ``grpc_port``; ``target_args`` go after ``--``.
+
+    The Thrift server listens on every address (bmv2 cannot bind one), so a
+    packet filter (p4rcp.control_ports) resets connections to the control
+    ports that do not come from this machine, for the switch's lifetime; the
+    P4Runtime server binds 127.0.0.1. ``expose_control_ports=True`` leaves
+    both open to the network, for a testbed controlled from elsewhere.
     """
 
     def __init__(self, json_path: str | Path | None, interfaces: dict[int, str], thrift_port: int, *,
                  device_id: int = 0, log_file: str | Path | None = None, pcap_dir: str | Path | None = None,
-                 extra_args: tuple[str, ...] = (), binary: str = "simple_switch", target_args: tuple[str, ...] = ()):
+                 extra_args: tuple[str, ...] = (), binary: str = "simple_switch", target_args: tuple[str, ...] = (),
+                 grpc_port: int | None = None, expose_control_ports: bool = False):
         self.json_path = Path(json_path) if json_path is not None else None
         self.interfaces, self.thrift_port, self.binary, self.target_args = interfaces, thrift_port, binary, target_args
         self.device_id, self.log_file, self.pcap_dir, self.extra_args = device_id, log_file, pcap_dir, extra_args
+        self.grpc_port, self.expose_control_ports = grpc_port, expose_control_ports
         self.process: subprocess.Popen | None = None
+        self._guard: ControlPortGuard | None = None
+
+    @property
+    def control_ports(self) -> list[int]:
+        return [self.thrift_port] + ([self.grpc_port] if self.grpc_port is not None else [])
 
     def command(self) -> list[str]:
         cmd = [require_tool(self.binary), "--device-id", str(self.device_id),
@@ -43,16 +57,26 @@ class SimpleSwitch:
         if self.pcap_dir:
             cmd += ["--pcap", str(self.pcap_dir)]
         cmd += list(self.extra_args) + [str(self.json_path) if self.json_path else "--no-p4"]
-        return cmd + (["--", *self.target_args] if self.target_args else [])
+        target_args = list(self.target_args)
+        if self.grpc_port is not None:
+            address = "0.0.0.0" if self.expose_control_ports else "127.0.0.1"
+            target_args += ["--grpc-server-addr", f"{address}:{self.grpc_port}"]
+        return cmd + (["--", *target_args] if target_args else [])
 
     def start(self, timeout_s: float = 15.0) -> "SimpleSwitch":
         if self.json_path is not None and not self.json_path.is_file():
             raise SwitchFailed(f"{self.json_path} does not exist: run 'make build'")
+        command = self.command()
+        if not self.expose_control_ports:
+            try:
+                self._guard = ControlPortGuard(self.control_ports).open()
+            except GuardUnavailable as e:
+                raise SwitchFailed(f"{self.binary} not started: {e}") from None
         # stderr to a file, never a pipe: an unread pipe would stall the switch.
         self._stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=self._stderr,
-                                        start_new_session=True)
         try:
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr,
+                                            start_new_session=True)
             self.wait_ready(timeout_s)
         except BaseException:
             self.stop()      # whatever went wrong, no switch is left behind
@@ -84,14 +108,16 @@ class SimpleSwitch:
         return self.process.pid if self.process else None
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        if self._guard is not None:      # after the switch: its ports never open while it runs
+            self._guard.close()
+            self._guard = None
 
     def __enter__(self) -> "SimpleSwitch":
         return self.start()

@@ -34,11 +34,13 @@ log = logging.getLogger("topo")
 class MininetTopo(Topo):
     """Mininet's view of a p4rcp Topology: hosts, bmv2 switches, TCLinks."""
 
-    def build(self, topology: Topology, json_path: Path, log_dir: Path | None = None):
+    def build(self, topology: Topology, json_path: Path, options: "SwitchOptions"):
         for sw in topology.switches.values():
             self.addSwitch(sw.name, cls=Bmv2Switch, json_path=str(json_path), thrift_port=sw.thrift_port,
                            device_id=sw.thrift_port - 9090,
-                           log_file=str(log_dir / f"{sw.name}.log") if log_dir else None)
+                           log_file=str(options.log_dir / f"{sw.name}.log") if options.log_dir else None,
+                           pcap_dir=str(options.pcap_dir) if options.pcap_dir else None,
+                           expose_control_ports=options.expose_control_ports)
         for host in topology.hosts.values():
             self.addHost(host.name, ip=f"{host.ip}/{HOSTS_PREFIX.split('/')[1]}", mac=host.mac)
         for link in topology.links:
@@ -113,6 +115,14 @@ def no_offloads(intf: str, node=None) -> None:
         node.cmd(cmd + " >/dev/null 2>&1")
 
 
+@dataclass(frozen=True)
+class SwitchOptions:
+    """How the network's simple_switch processes run, beyond the topology."""
+    log_dir: Path | None = None            # simple_switch logs (a logging build only): <switch>.log here
+    pcap_dir: Path | None = None           # bmv2's --pcap: one capture per switch port here
+    expose_control_ports: bool = False     # Thrift reachable from other hosts (p4rcp.control_ports)
+
+
 @dataclass
 class Network:
     """A running network: Mininet, its bmv2 switches and their control loops."""
@@ -120,7 +130,7 @@ class Network:
     json_path: Path
     out_dir: Path
     rcp_params: dict = field(default_factory=dict)   # RcpParams fields to override
-    switch_logs: bool = False                           # simple_switch logs in out_dir
+    switch_options: SwitchOptions = field(default_factory=SwitchOptions)
     net: Mininet | None = None
     loops: dict[str, ControlLoop] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -130,7 +140,9 @@ class Network:
 
     def start(self) -> "Network":
         remove_stale_interfaces(switch_interface_names(self.topology))
-        topo = MininetTopo(self.topology, self.json_path, self.out_dir if self.switch_logs else None)
+        if self.switch_options.pcap_dir:
+            self.switch_options.pcap_dir.mkdir(parents=True, exist_ok=True)
+        topo = MininetTopo(self.topology, self.json_path, self.switch_options)
         self.net = Mininet(topo=topo, host=Host, controller=None, autoSetMacs=False, build=False)
         try:
             self.net.build()

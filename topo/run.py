@@ -29,7 +29,7 @@ from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.toolchain import ToolchainMissing, bmv2_build, bmv2_build_line
 from topo import hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_suite, resolve
-from topo.network import Network
+from topo.network import Network, SwitchOptions
 from topo.report import read_jsonl, void_runs, write_report
 
 # A run is INVALID when the machine, not the network, limited it.
@@ -186,12 +186,25 @@ class InputCounts:
             driver.close()
 
 
-def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir, seed: int = 1) -> dict:
+@dataclass(frozen=True)
+class RunOptions:
+    """What the command line adds to an experiment's runs."""
+    pcap: bool = False                    # bmv2's capture of every switch port, in each run's pcap/
+    expose_control_ports: bool = False    # the switches' Thrift ports reachable from other hosts
+
+    def switch_options(self, out: RunDir) -> SwitchOptions:
+        return SwitchOptions(pcap_dir=out.root / "pcap" if self.pcap else None,
+                             expose_control_ports=self.expose_control_ports)
+
+
+def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir, seed: int = 1,
+               options: RunOptions = RunOptions()) -> dict:
     """One scheme, one sweep point, one seed: returns the run's metadata (validity, CPU, paths)."""
     out.root.mkdir(parents=True, exist_ok=True)
     topology = variant.topology
     scheme = exp.scheme(scheme_name)
-    network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp_overrides(scheme)).start()
+    network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp_overrides(scheme),
+                      switch_options=options.switch_options(out)).start()
     procs: list[subprocess.Popen] = []
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
             "duration_s": exp.duration_s, "load": variant.load,
@@ -320,7 +333,7 @@ def _progress(line: str) -> None:
     sys.stderr.flush()
 
 
-def run_experiment(exp: Experiment, results: Path) -> Path:
+def run_experiment(exp: Experiment, results: Path, options: RunOptions = RunOptions()) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root = results / exp.name / stamp
     root.mkdir(parents=True)
@@ -330,7 +343,7 @@ def run_experiment(exp: Experiment, results: Path) -> Path:
         for seed in exp.seeds:       # seeds outermost: the schemes of one seed run close together in time
             for scheme in exp.schemes:
                 sub = root / (f"{variant.label}/" if variant.label else "") / scheme / f"seed{seed}"
-                runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub), seed)))
+                runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub), seed, options)))
     summary = write_report(exp, root, runs)
     print(summary)
     return root
@@ -390,6 +403,11 @@ def main(argv=None) -> int:
     ap.add_argument("--duration", type=float, help="override duration_s")
     ap.add_argument("--seeds", help="comma-separated seeds, e.g. 1,2,3 (override the experiment's seeds)")
     ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--pcap", action="store_true",
+                    help="keep bmv2's capture of every switch port in each run's pcap/ (tools/rcp.lua dissects RCP)")
+    ap.add_argument("--expose-control-ports", action="store_true",
+                    help="let other hosts reach the switches' Thrift ports (by default only this machine can: "
+                         "docs/control_plane.md, 'Who can reach the switch')")
     ap.add_argument("--report", action="store_true",
                     help="EXPERIMENT is a results/EXPERIMENT/TIMESTAMP directory: write its summary and plots "
                          "again from the raw data, without running anything")
@@ -414,6 +432,7 @@ def main(argv=None) -> int:
         return 2
     if build["logging"]:
         print(bmv2_build_line(build), file=sys.stderr)
+    options = RunOptions(pcap=args.pcap, expose_control_ports=args.expose_control_ports)
     # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     # A shell starting us in the background ignores SIGINT for us; Ctrl-C or kill -INT must still clean up.
@@ -421,7 +440,7 @@ def main(argv=None) -> int:
     roots = []
     try:
         for exp in experiments:
-            roots.append(run_experiment(exp, Path(args.out)))
+            roots.append(run_experiment(exp, Path(args.out), options))
             print(f"results: {roots[-1]}")
     except KeyboardInterrupt:
         print("\ntopo.run: interrupted; network and processes cleaned up", file=sys.stderr)

@@ -38,7 +38,7 @@ def grpc_switch():
     with VethPairs(2, tag="pr") as veths:
         switch = SimpleSwitch(None, dict(enumerate(veths.switch_side)), thrift_port, device_id=1,
                               binary="simple_switch_grpc",
-                              target_args=("--grpc-server-addr", f"127.0.0.1:{grpc_port}")).start()
+                              grpc_port=grpc_port).start()
         try:
             yield f"127.0.0.1:{grpc_port}", thrift_port, veths
         finally:
