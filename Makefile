@@ -96,8 +96,9 @@ test: require-venv hosts
 ptf: require-venv build
 	$(PY) -m ptf_tests.run
 
+# HOLD=1: stop at Mininet's command line in the experiment's network; PCAP=1: keep bmv2's captures.
 run: require-venv build hosts
-	$(PY) -m topo.run $(EXP)
+	$(PY) -m topo.run $(EXP) $(if $(HOLD),--hold) $(if $(PCAP),--pcap)
 
 bench: bench-dataplane bench-control bench-hosts
 

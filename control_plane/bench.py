@@ -43,7 +43,7 @@ from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.topology import Route, Switch, SwitchPort
 from p4rcp.veth import VethPairs, free_tcp_port
 from topo.analysis import percentile
-from topo.run import Monitor
+from topo.monitor import Monitor
 
 RCP_PORTS = 8
 TARGET = 1.1

@@ -29,6 +29,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from p4rcp.tables import number, unknown_keys
+
 # 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 20 (host DATA header, hosts/src/wire.rs) + 1000 (MSS).
 DATA_HEADER_BYTES = 78
 ETHERNET_HEADER_BYTES = 14     # hosts' MTU = data_frame_bytes - this, for every scheme
@@ -242,11 +244,8 @@ def _dumbbell(b: _Builder, p: dict) -> None:
     link (netem delays egress, so each direction of the link adds it once).
     """
     pairs = _positive_int(p, "pairs")
-    rtts = p.get("rtt_ms", 40)
-    rtts = [rtts] * pairs if isinstance(rtts, (int, float)) else list(rtts)
-    if len(rtts) != pairs or any(r <= 0 for r in rtts):
-        raise TopologyError(f"rtt_ms needs {pairs} positive values, got {p.get('rtt_ms')!r}")
-    loss = float(p.get("loss_pct", 0.0))
+    rtts = _positive_floats(p, "rtt_ms", pairs, f"{pairs} positive values (or one for all)", default=40)
+    loss = _number(p, "loss_pct", default=0.0, minimum=0, below=100)
     s1, s2 = b.switch("s1"), b.switch("s2")
     for i in range(pairs):
         b.senders.append(b.host(f"h{i + 1}", s1, rtts[i] / 2.0, loss).name)
@@ -261,10 +260,7 @@ def _parking_lot(b: _Builder, p: dict) -> None:
     on s_i and receiver r_i on s_i+1, so a flow from h_i to r_j crosses links
     i to j: h1 -> r1 one link, h1 -> rN all of them."""
     n = _positive_int(p, "bottlenecks")
-    rates = p.get("bottleneck_mbps")
-    rates = [rates] * n if isinstance(rates, (int, float)) else list(rates or [])
-    if len(rates) != n or not all(isinstance(r, (int, float)) and r > 0 for r in rates):
-        raise TopologyError(f"bottleneck_mbps needs one positive rate or {n}, got {p.get('bottleneck_mbps')!r}")
+    rates = _positive_floats(p, "bottleneck_mbps", n, f"one positive rate or {n}")
     rtt = _positive_float({"rtt_ms": p.get("rtt_ms", 40)}, "rtt_ms")
     switches = [b.switch(f"s{i + 1}") for i in range(n + 1)]
     for left, right, rate in zip(switches, switches[1:], rates):
@@ -281,33 +277,66 @@ def bdp_packets(rate_pps: float, rtt_ms: float) -> int:
 
 
 KINDS = {"dumbbell": _dumbbell, "parking_lot": _parking_lot}
+# Every kind's parameters; a topology file or an experiment's [topology_params] may set no other.
+COMMON_PARAMETERS = frozenset({"kind", "data_frame_bytes", "queue_packets", "access_speedup"})
+KIND_PARAMETERS = {"dumbbell": frozenset({"pairs", "rtt_ms", "bottleneck_mbps", "loss_pct"}),
+                   "parking_lot": frozenset({"bottlenecks", "bottleneck_mbps", "rtt_ms"})}
+
+
+def parameters(kind: str) -> frozenset[str]:
+    """The keys a topology of this kind takes."""
+    return COMMON_PARAMETERS | KIND_PARAMETERS.get(kind, frozenset())
+
+
+def _number(p: dict, key: str, **bounds) -> float:
+    try:
+        return number(p, key, "topology", **bounds)
+    except ValueError as e:
+        raise TopologyError(str(e).removeprefix("topology: ")) from None
 
 
 def _positive_int(p: dict, key: str) -> int:
     value = p.get(key)
-    if not isinstance(value, int) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise TopologyError(f"{key} must be a positive integer, got {value!r}")
     return value
 
 
 def _positive_float(p: dict, key: str) -> float:
     value = p.get(key)
-    if not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
         raise TopologyError(f"{key} must be a positive number, got {value!r}")
     return float(value)
 
 
+def _positive_floats(p: dict, key: str, n: int, need: str, default=None) -> list[float]:
+    """One positive number for all n, or a list of n of them; `need` says so in the error."""
+    value = p.get(key, default)
+    values = [value] * n if not isinstance(value, list) else value
+    if len(values) != n or not all(not isinstance(v, bool) and isinstance(v, (int, float)) and 0 < v < math.inf
+                                   for v in values):
+        raise TopologyError(f"{key} needs {need}, got {value!r}")
+    return [float(v) for v in values]
+
+
 def build_topology(params: dict, name: str = "topology") -> Topology:
     params = dict(params)
-    kind = params.pop("kind", None)
+    kind = params.get("kind")
     if kind not in KINDS:
         raise TopologyError(f"{name}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    frame = int(params.pop("data_frame_bytes", DEFAULT_DATA_FRAME_BYTES))
+    unknown = unknown_keys(params, parameters(kind), f"{name} ({kind})")
+    if unknown:
+        raise TopologyError(unknown)
+    params.pop("kind")
+    frame = params.pop("data_frame_bytes", DEFAULT_DATA_FRAME_BYTES)
+    if isinstance(frame, bool) or not isinstance(frame, int) or not DATA_HEADER_BYTES < frame <= 9000:
+        raise TopologyError(f"{name}: data_frame_bytes must be an integer in ({DATA_HEADER_BYTES}, 9000], got {frame!r}")
     queue = params.pop("queue_packets", "bdp")
-    if queue != "bdp" and not (isinstance(queue, int) and queue > 0):
+    if queue != "bdp" and (isinstance(queue, bool) or not isinstance(queue, int) or queue <= 0):
         raise TopologyError(f"{name}: queue_packets must be a positive integer or \"bdp\", got {queue!r}")
     speedup = params.pop("access_speedup", None)
-    if speedup is not None and (isinstance(speedup, bool) or not isinstance(speedup, (int, float)) or speedup < 1):
+    if speedup is not None and (isinstance(speedup, bool) or not isinstance(speedup, (int, float))
+                                or not 1 <= speedup < math.inf):
         raise TopologyError(f"{name}: access_speedup must be a number >= 1 (an access link slower than the "
                             f"bottleneck would be the bottleneck, unseen by RCP), got {speedup!r}")
     builder = _Builder(name, kind, params, frame, queue)

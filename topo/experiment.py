@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from control_plane.loop import RcpParams
-from p4rcp.topology import TopologyError, Topology, load_topology
+from p4rcp.tables import number, string, table_of, tables_of, unknown_keys
+from p4rcp.topology import Topology, load_topology
+from p4rcp.topology import parameters as topology_parameters
+from topo.schedule import check_with_hosts
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
 TOPOLOGIES_DIR = Path(__file__).resolve().parent / "topologies"
-SCHEMES = ("rcp", "tcp", "allegro", "vivace", "vivace-loss", "vivace-latency", "allegro-ref", "vivace-stop")
-# A constant-rate sender ("fixed:8mbit"), for calibrating the emulation rather than comparing schemes.
-# The rate's grammar is the host binary's (hosts/src/units.rs, parse_rate_kbps): a number and a unit.
-FIXED_SCHEME = re.compile(r"fixed:\d+(\.\d+)?([kmg]?(bit|bps)|[kmg])", re.IGNORECASE)
-# The kernel's TCP with a named congestion control ("tcp:reno"); plain "tcp" is CUBIC, Linux's default.
-TCP_SCHEME = re.compile(r"tcp:[a-z][a-z0-9_]*")
+# An experiment that names no schemes runs these. Any --cc of the hosts is a scheme (rcp, tcp:reno,
+# fixed:8mbit, ...): the host binary judges the names (topo/schedule.py, check_with_hosts).
+DEFAULT_SCHEMES = ("rcp", "tcp", "allegro", "vivace")
 LINUX_INITCWND = 10     # segments: the kernel's initial window where the route sets none (RFC 6928)
 
 
@@ -48,10 +47,6 @@ class Scheme:
         routers = (f"routers alpha {p.alpha:g}, beta {p.beta:g}, gamma {p.gamma:g}, "
                    f"q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0)")
         return f"{self.cc} senders; {routers}" if self.cc == "rcp" else f"{self.cc} senders (routers stamp R, unused)"
-
-
-def _is_host_scheme(cc: str) -> bool:
-    return cc in SCHEMES or bool(FIXED_SCHEME.fullmatch(cc) or TCP_SCHEME.fullmatch(cc))
 
 
 class ExperimentError(ValueError):
@@ -115,6 +110,10 @@ class Experiment:
     def rcp_params(self, scheme: Scheme) -> RcpParams:
         return RcpParams(**self.rcp_overrides(scheme))
 
+    def run_count(self) -> int:
+        """Runs of one invocation: one per sweep point, seed and scheme."""
+        return max(1, len(next(iter(self.sweep.values()), [None]))) * len(self.seeds) * len(self.schemes)
+
     def variants(self) -> list[Variant]:
         if not self.sweep:
             return [Variant("", load_topology(self.topology_file, **self.topology_params), self.load)]
@@ -151,19 +150,52 @@ class Suite:
     schemes: list[str] | None    # run every member with these instead of its own
 
 
+# Every table's keys: any other is a typo, refused with the closest of these.
+SUITE_KEYS = {"description", "suite", "schemes"}
+EXPERIMENT_KEYS = {"description", "topology", "schemes", "duration_s", "seeds", "load", "topology_params", "long",
+                   "poisson", "events", "sweep", "rcp", "scheme"}
+LONG_KEYS = {"sender", "receiver", "start_s", "stop_s"}
+POISSON_KEYS = {"sender", "receiver", "sizes"}
+EVENT_KEYS = {"at_s", "bottleneck_scale"}
+SCHEME_KEYS = {"cc", "rcp", "initcwnd"}
+RCP_KEYS = {f.name for f in fields(RcpParams)}
+MAX_DURATION_S = 86_400.0
+# Long flows' ids are 1000 x seed + index (topo/schedule.py) and must fit the hosts' 32-bit flow ids.
+MAX_SEED = 4_000_000
+
+
+def _check_keys(table: dict, known: set[str], where: str) -> None:
+    message = unknown_keys(table, known, where)
+    if message:
+        raise ExperimentError(message)
+
+
+def load_invocation(name_or_path: str, schemes: list[str] | None = None, duration_s: float | None = None,
+                    seeds: list[int] | None = None) -> list[Experiment]:
+    """What `python -m topo.run NAME` would run: an experiment, or a suite's members, checked through."""
+    path = resolve(name_or_path)
+    suite = load_suite(path)
+    members = suite.members if suite else [path]
+    schemes = schemes or (suite.schemes if suite else None)
+    return [load_experiment(member, schemes, duration_s, seeds) for member in members]
+
+
 def load_suite(path: Path) -> Suite | None:
     """The experiments a suite file lists (and the schemes it runs them with), or None for a plain experiment."""
     data = _read(path)
     if "suite" not in data:
         return None
-    unknown = set(data) - {"description", "suite", "schemes"}
-    if unknown:
-        raise ExperimentError(f"{path.name}: unknown keys {sorted(unknown)} in a suite (description, suite, schemes)")
-    schemes = data.get("schemes")
-    if schemes is not None and (not isinstance(schemes, list) or not schemes
-                                or not all(isinstance(s, str) for s in schemes)):
+    _check_keys(data, SUITE_KEYS, f"{path.name} (a suite)")
+    members, schemes = data["suite"], data.get("schemes")
+    if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+        raise ExperimentError(f"{path.name}: suite must be a non-empty list of experiment names, got {members!r}")
+    if schemes is not None and not _names(schemes):
         raise ExperimentError(f"{path.name}: schemes must be a non-empty list of names, got {schemes!r}")
-    return Suite([resolve(name) for name in data["suite"]], schemes)
+    return Suite([resolve(name) for name in members], schemes)
+
+
+def _names(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(s, str) and s for s in value)
 
 
 def _read(path: Path) -> dict:
@@ -171,60 +203,108 @@ def _read(path: Path) -> dict:
         return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise ExperimentError(f"{path}: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExperimentError(f"{path}: {e}") from None
 
 
 def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: float | None = None,
-                    seeds: list[int] | None = None) -> Experiment:
+                    seeds: list[int] | None = None, check_hosts: bool = True) -> Experiment:
+    """An experiment file as validated data: every key known, every value of its type and range, every host
+    and topology parameter existing, and (check_hosts) every scheme and workload accepted by the host binary
+    that will run them. Without check_hosts: for reporting runs that ran with an older binary."""
     d = _read(path)
     where = path.name
     try:
-        topology_file = TOPOLOGIES_DIR / f"{d['topology']}.toml"
-        exp = Experiment(
-            name=path.stem, description=d.get("description", ""), topology_file=topology_file,
-            schemes=list(schemes or d.get("schemes", SCHEMES[:4])), duration_s=float(duration_s or d["duration_s"]),
-            load=d.get("load"), topology_params=dict(d.get("topology_params", {})),
-            long_flows=[LongFlow(f["sender"], f["receiver"], float(f.get("start_s", 0)), f.get("stop_s"))
-                        for f in d.get("long", [])],
-            poisson=[PoissonSource(p["sender"], p["receiver"], p["sizes"]) for p in d.get("poisson", [])],
-            events=[Event(float(e["at_s"]), float(e["bottleneck_scale"])) for e in d.get("events", [])],
-            sweep=dict(d.get("sweep", {})), rcp=dict(d.get("rcp", {})), source=path,
-            scheme_tables={name: _scheme_table(name, t, where) for name, t in d.get("scheme", {}).items()},
-            seeds=list(seeds or d.get("seeds", [1])))
-    except KeyError as e:
-        raise ExperimentError(f"{where}: missing key {e}") from None
-    except (TypeError, ValueError) as e:
-        raise ExperimentError(f"{where}: {e}") from None
+        exp = _parse(d, path, where, schemes, duration_s, seeds)
+    except ExperimentError:
+        raise
+    except (TypeError, ValueError) as e:          # TopologyError and the tables' messages name their key
+        raise ExperimentError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
     _validate(exp, where)
+    if check_hosts:
+        try:
+            check_with_hosts(exp)
+        except ValueError as e:
+            raise ExperimentError(str(e)) from None
     return exp
 
 
-def _scheme_table(name: str, table: dict, where: str) -> Scheme:
-    unknown = set(table) - {"cc", "rcp", "initcwnd"}
-    if unknown:
-        raise ExperimentError(f"{where}: [scheme.{name}]: unknown keys {sorted(unknown)} (cc, rcp, initcwnd)")
-    scheme = Scheme(name, table["cc"], dict(table.get("rcp", {})), table.get("initcwnd"))
-    if not _is_host_scheme(scheme.cc):
-        raise ExperimentError(f"{where}: [scheme.{name}]: unknown cc {scheme.cc!r}")
-    if scheme.initcwnd is not None and not (scheme.is_tcp and isinstance(scheme.initcwnd, int) and scheme.initcwnd > 0):
-        raise ExperimentError(f"{where}: [scheme.{name}]: initcwnd is a positive number of segments, for tcp only")
+def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds) -> Experiment:
+    if "suite" in d:
+        raise ExperimentError(f"{where} is a suite of experiments, not one; run it by name")
+    _check_keys(d, EXPERIMENT_KEYS, where)
+    topology_file = TOPOLOGIES_DIR / f"{string(d, 'topology', where)}.toml"
+    if not topology_file.is_file():
+        raise ExperimentError(f"{where}: topology file {topology_file} does not exist")
+    kind = _read(topology_file).get("kind")
+    topology_params = table_of(d, "topology_params", where)
+    _check_keys(topology_params, set(topology_parameters(kind)) - {"kind"}, f"{where} [topology_params]")
+    sweep = table_of(d, "sweep", where)
+    _check_keys(sweep, (set(topology_parameters(kind)) - {"kind"}) | {"load"}, f"{where} [sweep]")
+    for key, values in sweep.items():
+        if not isinstance(values, list) or not values:
+            raise ExperimentError(f"{where} [sweep]: {key} must be a non-empty list of values, got {values!r}")
+    rcp = table_of(d, "rcp", where)
+    _check_keys(rcp, RCP_KEYS, f"{where} [rcp]")
+    scheme_tables = table_of(d, "scheme", where)
+    listed = d.get("schemes", list(DEFAULT_SCHEMES))
+    if not _names(listed):
+        raise ExperimentError(f"{where}: schemes must be a non-empty list of names, got {listed!r}")
+    listed_seeds = d.get("seeds", [1])
+    if not isinstance(listed_seeds, list):
+        raise ExperimentError(f"{where}: seeds must be a list of integers, got {listed_seeds!r}")
+    return Experiment(
+        name=path.stem, description=string(d, "description", where, default=""), topology_file=topology_file,
+        schemes=list(schemes or listed),
+        duration_s=float(duration_s or number(d, "duration_s", where, above=0, below=MAX_DURATION_S)),
+        load=number(d, "load", where, above=0, below=1, default=None), topology_params=dict(topology_params),
+        long_flows=[_long_flow(f, f"{where} [[long]] #{i + 1}") for i, f in enumerate(tables_of(d, "long", where))],
+        poisson=[_poisson(f, f"{where} [[poisson]] #{i + 1}") for i, f in enumerate(tables_of(d, "poisson", where))],
+        events=[_event(e, f"{where} [[events]] #{i + 1}") for i, e in enumerate(tables_of(d, "events", where))],
+        sweep=dict(sweep), rcp=dict(rcp), source=path,
+        scheme_tables={name: _scheme_table(name, t, where) for name, t in scheme_tables.items()},
+        seeds=list(seeds or listed_seeds))
+
+
+def _long_flow(f: dict, where: str) -> LongFlow:
+    _check_keys(f, LONG_KEYS, where)
+    start = number(f, "start_s", where, minimum=0, below=MAX_DURATION_S, default=0.0)
+    stop = number(f, "stop_s", where, above=start, default=None)
+    return LongFlow(string(f, "sender", where), string(f, "receiver", where), float(start),
+                    None if stop is None else float(stop))
+
+
+def _poisson(f: dict, where: str) -> PoissonSource:
+    _check_keys(f, POISSON_KEYS, where)
+    return PoissonSource(string(f, "sender", where), string(f, "receiver", where), string(f, "sizes", where))
+
+
+def _event(e: dict, where: str) -> Event:
+    _check_keys(e, EVENT_KEYS, where)
+    return Event(float(number(e, "at_s", where, above=0)), float(number(e, "bottleneck_scale", where, above=0)))
+
+
+def _scheme_table(name: str, table, where: str) -> Scheme:
+    here = f"{where} [scheme.{name}]"
+    if not isinstance(table, dict):
+        raise ExperimentError(f"{here} must be a table, got {table!r}")
+    _check_keys(table, SCHEME_KEYS, here)
+    rcp = table_of(table, "rcp", here)
+    _check_keys(rcp, RCP_KEYS, f"{here} rcp")
+    initcwnd = number(table, "initcwnd", here, integer=True, above=0, default=None)
+    scheme = Scheme(name, string(table, "cc", here), dict(rcp), initcwnd)
+    if scheme.initcwnd is not None and not scheme.is_tcp:
+        raise ExperimentError(f"{here}: initcwnd is a positive number of segments, for tcp only")
     return scheme
 
 
 def _validate(exp: Experiment, where: str) -> None:
-    if not exp.topology_file.is_file():
-        raise ExperimentError(f"{where}: topology file {exp.topology_file} does not exist")
-    unknown = [s for s in exp.schemes if s not in exp.scheme_tables and not _is_host_scheme(s)]
-    if unknown or not exp.schemes:
-        raise ExperimentError(f"{where}: unknown schemes {unknown}; known: {', '.join(SCHEMES)}, tcp:ALGO, "
-                              f"fixed:RATE (e.g. fixed:4mbit), or a [scheme.NAME] table")
     if not exp.seeds or len(set(exp.seeds)) != len(exp.seeds) \
-            or not all(isinstance(s, int) and s >= 0 for s in exp.seeds):
-        raise ExperimentError(f"{where}: seeds must be distinct integers >= 0, got {exp.seeds}")
-    if exp.duration_s <= 0:
-        raise ExperimentError(f"{where}: duration_s must be > 0")
+            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < MAX_SEED for s in exp.seeds):
+        raise ExperimentError(f"{where}: seeds must be distinct integers from 0 to {MAX_SEED - 1}, got {exp.seeds}")
     if not exp.long_flows and not exp.poisson:
         raise ExperimentError(f"{where}: no traffic (no [[long]] and no [[poisson]])")
-    if exp.poisson and not (exp.load and 0 < exp.load < 1 or "load" in exp.sweep):
+    if exp.poisson and not (exp.load or "load" in exp.sweep):
         raise ExperimentError(f"{where}: [[poisson]] sources need a total load in (0, 1)")
     for name in exp.schemes:
         try:
@@ -233,12 +313,16 @@ def _validate(exp: Experiment, where: str) -> None:
             raise ExperimentError(f"{where}: RCP parameters of {name} ([rcp], [scheme.{name}] rcp): {e}") from None
     if len(exp.sweep) > 1:
         raise ExperimentError(f"{where}: sweep one parameter at a time, got {sorted(exp.sweep)}")
+    for flow in exp.long_flows:
+        if not flow.start_s < exp.duration_s:
+            raise ExperimentError(f"{where}: a long flow of {flow.sender} starts at {flow.start_s:g} s, after the "
+                                  f"run's {exp.duration_s:g} s")
     for e in exp.events:
-        if not 0 < e.at_s < exp.duration_s or e.bottleneck_scale <= 0:
-            raise ExperimentError(f"{where}: event at {e.at_s} s with scale {e.bottleneck_scale} is out of range")
+        if not e.at_s < exp.duration_s:
+            raise ExperimentError(f"{where}: event at {e.at_s} s is not within the run's {exp.duration_s:g} s")
     try:
         variants = exp.variants()
-    except TopologyError as e:
+    except (TypeError, ValueError) as e:
         raise ExperimentError(f"{where}: {e}") from None
     for v in variants:
         hosts = v.topology.hosts
@@ -246,10 +330,15 @@ def _validate(exp: Experiment, where: str) -> None:
             for name in (flow.sender, flow.receiver):
                 if name not in hosts:
                     raise ExperimentError(f"{where}: host {name!r} is not in topology ({', '.join(hosts)})")
+            if flow.sender not in v.topology.senders or flow.receiver not in v.topology.receivers:
+                raise ExperimentError(f"{where}: a flow goes from a sender ({', '.join(v.topology.senders)}) to a "
+                                      f"receiver ({', '.join(v.topology.receivers)}), not {flow.sender} -> "
+                                      f"{flow.receiver}")
         senders = [f.sender for f in [*exp.long_flows, *exp.poisson]]
         shared = sorted({s for s in senders if senders.count(s) > 1})
         if shared:
             raise ExperimentError(f"{where}: hosts {shared} send more than one [[long]] or [[poisson]]; "
                                   f"each sender host writes one flow record file")
-        if v.load is not None and not 0 < v.load < 1:
-            raise ExperimentError(f"{where}: load {v.load} not in (0, 1)")
+        if v.load is not None and (isinstance(v.load, bool) or not isinstance(v.load, (int, float))
+                                   or not 0 < v.load < 1):
+            raise ExperimentError(f"{where}: load {v.load!r} not in (0, 1)")

@@ -27,6 +27,11 @@ def long_flow(dst_ip: str, scheme: str, duration_s: float, flow_id: int, out: Pa
             "--sample-interval", f"{LONG_FLOW_SAMPLE_S}"]
 
 
+def single_flow(dst_ip: str, scheme: str, size_bytes: int) -> list[str]:
+    """One flow of a given size (for checks and calibration)."""
+    return [str(HOST_BINARY), "send", "--to", dst_ip, "--cc", scheme, "--size", str(size_bytes)]
+
+
 def poisson(dst_ip: str, scheme: str, load: float, capacity_bps: float, sizes: str, duration_s: float,
             seed: int, out: Path) -> list[str]:
     return [str(HOST_BINARY), "traffic", "--to", dst_ip, "--cc", scheme, "--load", f"{load:.4f}",

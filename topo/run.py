@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -17,173 +18,24 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
-from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from p4rcp import dataplane as dp
 from p4rcp.processes import stop_processes
-from p4rcp.toolchain import BUILD_JSON, ROOT
-from p4rcp.toolchain import ToolchainMissing, bmv2_build, bmv2_build_line
+from p4rcp.toolchain import (BUILD_JSON, ROOT, ToolchainMissing, bmv2_build, bmv2_build_line, find_tool,
+                             tool_version)
 from topo import hosts
-from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_suite, resolve
+from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_invocation, resolve
+from topo.monitor import INPUT_DROP_SHARE, InputCounts, Monitor
 from topo.network import Network, SwitchOptions
 from topo.report import read_jsonl, void_runs, write_report
+from topo.schedule import BandwidthChange, RunDir, long_flow_id, receivers, schedule
 
-# A run is INVALID when the machine, not the network, limited it.
-CPU_SATURATED_PCT = 95.0        # total CPU, all cores
-SWITCH_SATURATED_PCT = 95.0     # one simple_switch, of one core
-SATURATED_SAMPLE_SHARE = 0.10   # share of samples above those
-OTHER_WORK_PCT = 20.0           # processes that are not this run's, in % of one core: the machine is shared
-INPUT_DROP_SHARE = 0.001        # frames the kernel delivered but bmv2 never read
 GRACE_S = 20.0                  # for senders to finish after the last flow's end
-CPU_SAMPLE_S = 0.5
-
-
-@dataclass
-class RunDir:
-    root: Path
-
-    def flows(self, host: str) -> Path:
-        return self.root / f"flows_{host}.jsonl"
-
-    def trace(self, host: str) -> Path:
-        return self.root / f"trace_{host}.jsonl"
-
-    def recv(self, host: str) -> Path:
-        return self.root / f"recv_{host}.jsonl"
-
-
-@dataclass
-class Monitor:
-    """Samples CPU (total, stolen by the hypervisor, per process) and the frames each switch has not read yet,
-    and tracks the processes it is told about."""
-    switch_pids: dict[str, int]
-    unread: Callable[[], dict[str, int]] = dict     # per switch: frames the kernel delivered, minus those bmv2 read
-    samples: list[dict] = field(default_factory=list)
-    host_pids: list[int] = field(default_factory=list)
-    _host_procs: dict[int, psutil.Process] = field(default_factory=dict)
-    _other_procs: dict[int, psutil.Process] = field(default_factory=dict)
-    other_work: dict[str, int] = field(default_factory=dict)    # name -> samples in which it was busy
-    _stop: threading.Event = field(default_factory=threading.Event)
-
-    def start(self) -> "Monitor":
-        psutil.cpu_percent()
-        psutil.cpu_times_percent()
-        self._procs = {name: psutil.Process(pid) for name, pid in self.switch_pids.items()}
-        for proc in self._procs.values():
-            proc.cpu_percent()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.wait(CPU_SAMPLE_S):
-            sample = {"time": time.time(), "total_pct": psutil.cpu_percent(),
-                      "steal_pct": psutil.cpu_times_percent().steal}
-            for name, proc in self._procs.items():
-                try:
-                    sample[f"{name}_pct"] = proc.cpu_percent()
-                except psutil.Error:
-                    sample[f"{name}_pct"] = None
-            sample["hosts_pct"] = self._hosts_pct()
-            sample["other_pct"] = self._others_pct()
-            sample.update({f"{name}_unread": n for name, n in self.unread().items()})
-            self.samples.append(sample)
-
-    def _hosts_pct(self) -> float:
-        """CPU of the host programs (senders, receivers, link emulators), in % of a core.
-
-        psutil measures CPU between two calls on the same Process object, so the objects are kept: a fresh
-        one reports 0 on its first call. (Mininet's popen execs the program itself: no children to scan.)
-        """
-        total = 0.0
-        for pid in list(self.host_pids):
-            try:
-                if pid not in self._host_procs:
-                    self._host_procs[pid] = psutil.Process(pid)
-                total += self._host_procs[pid].cpu_percent()
-            except psutil.Error:
-                self.host_pids.remove(pid)
-                self._host_procs.pop(pid, None)
-        return total
-
-    def _others_pct(self) -> float:
-        """CPU of user processes that are not this run's (the runner and everything it started), in % of a
-        core: other work on the machine competes with the emulation. Kernel threads count as the run's (they
-        carry its packets)."""
-        ours = {os.getpid(), *(p.pid for p in psutil.Process().children(recursive=True))}
-        total = 0.0
-        for proc in psutil.process_iter(["ppid"]):
-            if proc.pid in ours or proc.pid == 2 or proc.info["ppid"] == 2:
-                continue
-            known = self._other_procs.setdefault(proc.pid, proc)
-            try:
-                pct = known.cpu_percent()
-                if pct >= OTHER_WORK_PCT:
-                    self.other_work[known.name()] = self.other_work.get(known.name(), 0) + 1
-                total += pct
-            except psutil.Error:
-                self._other_procs.pop(proc.pid, None)
-        return total
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(2)
-
-    def backlog_peak(self, switch: str) -> str:
-        """When the switch fell furthest behind, and what the machine did then: for an overrun's message."""
-        series = [(s["time"], s[f"{switch}_unread"], s) for s in self.samples if f"{switch}_unread" in s]
-        if not series:
-            return ""
-        t, unread, sample = max(series, key=lambda x: x[1])
-        return (f"; most unread, {unread} frames, at {t - self.samples[0]['time']:.1f} s: total CPU "
-                f"{sample['total_pct']:.0f}%, stolen {sample['steal_pct']:.0f}%, {switch} {sample.get(f'{switch}_pct') or 0:.0f}%")
-
-    def verdict(self) -> list[str]:
-        problems = []
-        n = len(self.samples)
-        if n == 0:
-            return problems
-        busy = sum(s["other_pct"] >= OTHER_WORK_PCT for s in self.samples)
-        if busy / n > SATURATED_SAMPLE_SHARE:
-            names = ", ".join(sorted(self.other_work, key=self.other_work.get, reverse=True)[:3])
-            problems.append(f"other processes used >= {OTHER_WORK_PCT:.0f}% of a core in {busy}/{n} samples "
-                            f"(the machine was not this run's alone: {names})")
-        hot = sum(s["total_pct"] >= CPU_SATURATED_PCT for s in self.samples)
-        if hot / n > SATURATED_SAMPLE_SHARE:
-            problems.append(f"total CPU >= {CPU_SATURATED_PCT:.0f}% in {hot}/{n} samples")
-        for name in self.switch_pids:
-            busy = sum((s.get(f"{name}_pct") or 0) >= SWITCH_SATURATED_PCT for s in self.samples)
-            if busy / n > SATURATED_SAMPLE_SHARE:
-                problems.append(f"simple_switch {name} >= {SWITCH_SATURATED_PCT:.0f}% of a core in {busy}/{n} samples")
-        return problems
-
-
-@dataclass
-class InputCounts:
-    """Per switch: frames the kernel delivered to its interfaces, and frames its pipeline counted. Their
-    difference is what bmv2 has not read yet, or never will (its libpcap rings overflowed)."""
-    network: Network
-    _drivers: dict[str, Bmv2ThriftDriver] = field(default_factory=dict)
-
-    def read(self) -> dict[str, tuple[int, int]]:
-        counts = {}
-        for sw in self.network.topology.switches.values():
-            if sw.name not in self._drivers:
-                self._drivers[sw.name] = Bmv2ThriftDriver(sw.thrift_port)
-                self._drivers[sw.name].connect()
-            kernel = sum(int(Path(f"/sys/class/net/{sw.name}-eth{port}/statistics/rx_packets").read_text())
-                         for port in sw.ports)
-            pipeline = sum(self._drivers[sw.name].read_ingress_packets(port) for port in sw.ports)
-            counts[sw.name] = (kernel, pipeline)
-        return counts
-
-    def close(self) -> None:
-        for driver in self._drivers.values():
-            driver.close()
+RECEIVER_START_S = 0.5          # receivers listen before the first sender starts
 
 
 @dataclass(frozen=True)
@@ -191,65 +43,143 @@ class RunOptions:
     """What the command line adds to an experiment's runs."""
     pcap: bool = False                    # bmv2's capture of every switch port, in each run's pcap/
     expose_control_ports: bool = False    # the switches' Thrift ports reachable from other hosts
+    environment: dict = field(default_factory=dict)   # what ran it (commit, bmv2, p4c, kernel), into run.json
 
     def switch_options(self, out: RunDir) -> SwitchOptions:
         return SwitchOptions(pcap_dir=out.root / "pcap" if self.pcap else None,
                              expose_control_ports=self.expose_control_ports)
 
 
+@dataclass
+class HostProcess:
+    """A host program of the run: what it is, its process, where its stderr goes."""
+    host: str
+    kind: str                  # "receiver", "long", "poisson"
+    proc: subprocess.Popen
+    stderr: Path
+    flow_id: int | None = None
+    exit_status: int | None = None      # when it exited by itself during the run; None: still running then
+
+    def describe(self) -> str:
+        what = {"receiver": "receiver", "long": "long-flow sender", "poisson": "traffic generator"}[self.kind]
+        return f"{what} {self.host}" + (f" (flow {self.flow_id})" if self.flow_id is not None else "")
+
+
+def start_host(network: Network, host: str, kind: str, command: list[str], out: RunDir,
+               flow_id: int | None = None) -> HostProcess:
+    stderr = out.stderr(host, kind)
+    with open(stderr, "ab") as f:       # the child keeps its own descriptor
+        proc = network.host(host).popen(command, stdout=subprocess.DEVNULL, stderr=f)
+    return HostProcess(host, kind, proc, stderr, flow_id)
+
+
+def last_line(path: Path) -> str:
+    """The last line a program printed, to say why it failed."""
+    try:
+        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return "(no stderr)"
+    return lines[-1].strip() if lines else "(it printed nothing)"
+
+
+def traffic_plan(stderr: Path) -> int | None:
+    """How many flows a traffic generator planned (its first stderr line, {"event": "traffic_plan", ...})."""
+    try:
+        for line in stderr.read_text(errors="replace").splitlines():
+            if '"traffic_plan"' in line:
+                return json.loads(line)["flows"]
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
+
+
+def host_problems(processes: list[HostProcess], out: RunDir, exp: Experiment, seed: int) -> list[str]:
+    """What the host programs say about the run: a program that exited with a failure, a receiver that died
+    before the end, a long flow that did not complete, a traffic generator that recorded fewer flows than it
+    planned. Each names the program and the last line it printed."""
+    problems = []
+    for p in processes:
+        if p.kind == "receiver" and p.exit_status is not None:
+            problems.append(f"{p.describe()} exited during the run (status {p.exit_status}): {last_line(p.stderr)}")
+        elif p.kind == "poisson":
+            planned = traffic_plan(p.stderr)
+            recorded = len(read_jsonl(out.flows(p.host)))
+            if p.exit_status not in (None, 0):
+                problems.append(f"{p.describe()} exited with status {p.exit_status}: {last_line(p.stderr)}")
+            elif planned is None:
+                problems.append(f"{p.describe()} never said what it planned: {last_line(p.stderr)}")
+            elif recorded < planned:
+                problems.append(f"{p.describe()} recorded {recorded} of the {planned} flows it planned: "
+                                f"{last_line(p.stderr)}")
+    senders = {p.flow_id: p for p in processes if p.kind == "long"}
+    for i, flow in enumerate(exp.long_flows):
+        flow_id = long_flow_id(seed, i)
+        records = [r for r in read_jsonl(out.flows(flow.sender)) if r.get("flow_id") == flow_id]
+        if not records or not records[-1].get("completed"):
+            why = records[-1].get("error", "not completed") if records else "no record"
+            sender = senders.get(flow_id)
+            printed = f"; {sender.describe()} printed: {last_line(sender.stderr)}" \
+                if sender is not None and sender.exit_status not in (None, 0) else ""
+            problems.append(f"long flow {flow.sender}->{flow.receiver} (id {flow_id}) did not complete: {why}"
+                            f"{printed}")
+    return problems
+
+
 def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir, seed: int = 1,
-               options: RunOptions = RunOptions()) -> dict:
+               options: RunOptions = RunOptions(), progress: "Progress | None" = None) -> dict:
     """One scheme, one sweep point, one seed: returns the run's metadata (validity, CPU, paths)."""
+    progress = progress or Progress(1)
     out.root.mkdir(parents=True, exist_ok=True)
     topology = variant.topology
     scheme = exp.scheme(scheme_name)
+    label = f"{exp.name}{' ' + variant.label if variant.label else ''} {scheme.name} seed {seed}"
+    progress.phase(f"[{label}] building the network")
     network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp_overrides(scheme),
                       switch_options=options.switch_options(out)).start()
-    procs: list[subprocess.Popen] = []
+    processes: list[HostProcess] = []
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
             "duration_s": exp.duration_s, "load": variant.load,
             "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
             "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
-            "problems": [], "events": []}
+            "environment": options.environment, "problems": [], "events": []}
     monitor = counts = sampled = None
     try:
         if scheme.initcwnd is not None:
             network.set_initcwnd(topology.senders, scheme.initcwnd)
-        receivers = sorted({f.receiver for f in [*exp.long_flows, *exp.poisson]})
-        for name in receivers:
-            procs.append(network.host(name).popen(hosts.recv(out.recv(name))))
-        time.sleep(0.5)
+        for name in receivers(exp):
+            processes.append(start_host(network, name, "receiver", hosts.recv(out.recv(name)), out))
+        time.sleep(RECEIVER_START_S)
         counts, sampled = InputCounts(network), InputCounts(network)   # the monitor thread has its own
         before = counts.read()
         monitor = Monitor(network.switch_pids(), lambda: {sw: k - p - (before[sw][0] - before[sw][1])
                                                           for sw, (k, p) in sampled.read().items()},
                           host_pids=[p.pid for p in network.emulators]).start()
-        schedule = _schedule(exp, variant, scheme.cc, seed, out, topology)
-        base_C = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
+        plan = schedule(exp, variant, scheme.cc, seed, out)
+        base_pps = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
         t0 = time.monotonic()
-        senders = []
         while True:
             elapsed = time.monotonic() - t0
-            while schedule and schedule[0][0] <= elapsed:
-                _, what = schedule.pop(0)
-                if isinstance(what, float):        # a bandwidth event
-                    for (sw, port), pps in base_C.items():
-                        network.set_bottleneck(sw, port, max(1, round(pps * what)))
-                    meta["events"].append({"unix_s": time.time(), "bottleneck_scale": what})
+            while plan and plan[0].at_s <= elapsed:
+                item = plan.pop(0)
+                if isinstance(item, BandwidthChange):
+                    for (sw, port), pps in base_pps.items():
+                        network.set_bottleneck(sw, port, max(1, round(pps * item.bottleneck_scale)))
+                    meta["events"].append({"unix_s": time.time(), "bottleneck_scale": item.bottleneck_scale})
                 else:
-                    host, cmd, kind = what
-                    proc = network.host(host).popen(cmd)
-                    senders.append((proc, kind))
-                    procs.append(proc)
-                    monitor.host_pids.append(proc.pid)
-            running = sum(p.poll() is None for p, _ in senders)
-            _progress(f"[{exp.name}{' ' + variant.label if variant.label else ''} {scheme.name} seed {seed}] "
-                      f"{min(elapsed, exp.duration_s):5.1f}/{exp.duration_s:.0f} s, senders running {running}, "
-                      f"cpu {monitor.samples[-1]['total_pct'] if monitor.samples else 0:3.0f}%")
-            if elapsed >= exp.duration_s and (not schedule) and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
+                    started = start_host(network, item.host, item.kind, item.command, out, item.flow_id)
+                    processes.append(started)
+                    monitor.host_pids.append(started.proc.pid)
+            for p in processes:
+                if p.exit_status is None and p.proc.poll() is not None:
+                    p.exit_status = p.proc.returncode
+            senders = [p for p in processes if p.kind != "receiver"]
+            running = sum(p.exit_status is None for p in senders)
+            progress.tick(label, elapsed, exp.duration_s, running, _flows_left(senders, out),
+                          monitor.samples[-1]["total_pct"] if monitor.samples else 0.0)
+            if elapsed >= exp.duration_s and not plan and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
                 break
             time.sleep(0.2)
-        _progress("")
+        progress.phase(f"[{label}] checking the run")
         monitor.stop()
         time.sleep(0.5)      # frames still inside bmv2 would look lost
         after = counts.read()
@@ -263,14 +193,16 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         # A long flow runs for a set time: one still running is a fault. A Poisson workload can hold a
         # heavy-tailed flow that needs longer than the run; its generator is stopped (below) and records
         # the flows it had not finished as not completed ("flows done" counts them).
-        hung = sum(p.poll() is None for p, kind in senders if kind == "long")
+        hung = sum(p.exit_status is None for p in processes if p.kind == "long")
         if hung:
             meta["problems"].append(f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
-        meta["problems"] += _unfinished_long_flows(exp, out, seed)
-        meta["traffic_cut_short"] = sum(p.poll() is None for p, kind in senders if kind == "poisson")
+        meta["traffic_cut_short"] = sum(p.exit_status is None for p in processes if p.kind == "poisson")
         meta["access_links"] = network.access_link_stats()
     finally:
-        stop_processes(procs)
+        for p in processes:
+            if p.exit_status is None and p.proc.poll() is not None:
+                p.exit_status = p.proc.returncode
+        stop_processes([p.proc for p in processes])
         if monitor is not None:
             monitor.stop()
         for reader in (counts, sampled):
@@ -280,73 +212,192 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         if monitor is not None:
             with open(out.root / "cpu.jsonl", "w") as f:
                 f.writelines(json.dumps(s) + "\n" for s in monitor.samples)
+    meta["problems"] += host_problems(processes, out, exp, seed)
     meta["valid"] = not meta["problems"]
     (out.root / "run.json").write_text(json.dumps(meta, indent=1))
     return meta
 
 
-def _unfinished_long_flows(exp: Experiment, out: RunDir, seed: int) -> list[str]:
-    """A long flow sends for a set time and then closes: one whose sender did not record it completed (a
-    timeout, a refused connection) did not run the experiment's schedule."""
-    problems = []
-    for i, flow in enumerate(exp.long_flows):
-        flow_id = 1000 * seed + i
-        records = [r for r in read_jsonl(out.flows(flow.sender)) if r.get("flow_id") == flow_id]
-        if not records or not records[-1].get("completed"):
-            why = records[-1].get("error", "not completed") if records else "no record"
-            problems.append(f"long flow {flow.sender}->{flow.receiver} (id {flow_id}) did not complete: {why}")
-    return problems
+def _flows_left(senders: list[HostProcess], out: RunDir) -> int:
+    """Flows not finished yet: long-flow senders still running, and each traffic generator's planned flows
+    minus those it has recorded."""
+    left = 0
+    for p in senders:
+        if p.exit_status is not None:
+            continue
+        if p.kind == "long":
+            left += 1
+        else:
+            planned = traffic_plan(p.stderr)
+            if planned is not None:
+                left += max(0, planned - _count_lines(out.flows(p.host)))
+    return left
 
 
-def _schedule(exp: Experiment, variant: Variant, cc: str, seed: int, out: RunDir, topology) -> list:
-    """(time, what) sorted: host commands to start, and bandwidth scales to apply.
-
-    The seed fixes the Poisson workloads and the long flows' ids, from which the senders seed their
-    controllers: every scheme of one seed sees the same flows."""
-    items = []
-    for i, flow in enumerate(exp.long_flows):
-        stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
-        ip = topology.hosts[flow.receiver].ip
-        items.append((flow.start_s, (flow.sender, hosts.long_flow(ip, cc, stop - flow.start_s, 1000 * seed + i,
-                                                                    out.flows(flow.sender), out.trace(flow.sender)),
-                                     "long")))
-    C = topology.switch(topology.bottlenecks[0][0]).ports[topology.bottlenecks[0][1]].capacity_bps
-    for i, src in enumerate(exp.poisson):
-        share = variant.load / len(exp.poisson)
-        ip = topology.hosts[src.receiver].ip
-        items.append((0.0, (src.sender, hosts.poisson(ip, cc, share, C, src.sizes, exp.duration_s,
-                                                      seed=1000 * seed + i, out=out.flows(src.sender)), "poisson")))
-    items += [(e.at_s, e.bottleneck_scale) for e in exp.events]
-    return sorted(items, key=lambda item: item[0])
+def _count_lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
 
 
-def _progress(line: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + line.ljust(100))
-        if not line:
-            sys.stderr.write("\r")
-    elif line:
-        now = int(time.monotonic())
-        if now != getattr(_progress, "last", None) and now % 5 == 0:   # a line every 5 s in logs
-            sys.stderr.write(line + "\n")
-        _progress.last = now
-    sys.stderr.flush()
+class Progress:
+    """What the runner is doing, on stderr: run k of N, the run's time, the time left, what drains.
+
+    Never silent for more than HEARTBEAT_S: a thread repeats the current line (with the time spent in its
+    phase) while set-up, checks or the report take long. On a terminal the line is rewritten in place."""
+    HEARTBEAT_S = 5.0
+
+    def __init__(self, total_runs: int, run_estimate_s: float = 0.0):
+        self.total, self.done, self.run_estimate_s = total_runs, 0, run_estimate_s
+        self.started = time.monotonic()
+        self._line, self._since, self._printed = "", time.monotonic(), 0.0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._heartbeat, daemon=True)
+        self._thread.start()
+
+    def _left_s(self) -> float:
+        elapsed = time.monotonic() - self.started
+        per_run = elapsed / self.done if self.done else self.run_estimate_s
+        return max(0.0, per_run * self.total - elapsed)
+
+    def _show(self, line: str, force: bool = False) -> None:
+        with self._lock:
+            self._line = line
+            now = time.monotonic()
+            if sys.stderr.isatty():
+                sys.stderr.write("\r" + line.ljust(110)[:160])
+            elif force or now - self._printed >= self.HEARTBEAT_S:
+                sys.stderr.write(line + "\n")
+                self._printed = now
+            else:
+                return
+            self._printed = now
+            sys.stderr.flush()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(1.0):
+            with self._lock:
+                quiet = time.monotonic() - self._printed
+                line, since = self._line, self._since
+            if line and quiet >= self.HEARTBEAT_S:
+                self._show(f"{line} ({time.monotonic() - since:.0f} s)", force=True)
+
+    def _prefix(self) -> str:
+        k = min(self.done + 1, self.total)
+        return f"run {k} of {self.total}, about {self._left_s() / 60:.0f} min left"
+
+    def phase(self, what: str) -> None:
+        """A step without a clock of its own: building the network, checking a run, writing the report."""
+        self._since = time.monotonic()
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+        self._show(f"{self._prefix()}: {what}", force=True)
+
+    def tick(self, label: str, elapsed: float, duration: float, running: int, flows_left: int, cpu: float) -> None:
+        if elapsed <= duration:
+            state = f"{elapsed:5.1f}/{duration:.0f} s, senders running {running}"
+        else:
+            state = f"{duration:.0f}/{duration:.0f} s, draining: {flows_left} flows left ({elapsed - duration:.0f} s)"
+        self._since = time.monotonic()
+        self._show(f"{self._prefix()}: [{label}] {state}, cpu {cpu:3.0f}%")
+
+    def run_done(self) -> None:
+        self.done += 1
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
 
 
-def run_experiment(exp: Experiment, results: Path, options: RunOptions = RunOptions()) -> Path:
+def environment() -> dict:
+    """What produced the results: p4rcp's commit, the simple_switch and p4c builds, the kernel."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else "unknown"
+    build = bmv2_build()
+    return {"commit": git("rev-parse", "--short=12", "HEAD") + (" (with uncommitted changes)"
+                                                                if git("status", "--porcelain", "--untracked-files=no")
+                                                                else ""),
+            "simple_switch": f"{build['version']}{' (logging build)' if build['logging'] else ' (speed build)'}",
+            "p4c": tool_version("p4c") or "not installed", "kernel": platform.release(),
+            "machine": f"{os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2 ** 30:.0f} GiB"}
+
+
+def run_experiment(exp: Experiment, results: Path, options: RunOptions = RunOptions(),
+                   progress: Progress | None = None) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root = results / exp.name / stamp
     root.mkdir(parents=True)
     shutil.copy(exp.source, root / exp.source.name)     # what ran, for --report
+    progress = progress or Progress(exp.run_count(), expected_run_s(exp))
     runs = []
     for variant in exp.variants():
         for seed in exp.seeds:       # seeds outermost: the schemes of one seed run close together in time
             for scheme in exp.schemes:
                 sub = root / (f"{variant.label}/" if variant.label else "") / scheme / f"seed{seed}"
-                runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub), seed, options)))
+                runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub), seed, options,
+                                                              progress)))
+                progress.run_done()
+    progress.phase(f"[{exp.name}] writing the report")
     summary = write_report(exp, root, runs)
     print(summary)
     return root
+
+
+def expected_run_s(exp: Experiment) -> float:
+    """A run's wall time before any has been measured: its duration plus set-up and drain."""
+    return exp.duration_s + 10.0
+
+
+def hold(exp: Experiment, scheme_name: str, options: RunOptions, work: Path) -> None:
+    """The experiment's network (its first sweep point), its control plane and receivers running, at Mininet's
+    command line; everything is cleaned up when the CLI exits, as after a run."""
+    from mininet.cli import CLI   # only here: the command line needs a terminal or a script
+
+    variant = exp.variants()[0]
+    topology = variant.topology
+    scheme = exp.scheme(scheme_name)
+    out = RunDir(work)
+    work.mkdir(parents=True, exist_ok=True)
+    network = Network(topology, BUILD_JSON, work, rcp_params=exp.rcp_overrides(scheme),
+                      switch_options=options.switch_options(out)).start()
+    processes = []
+    try:
+        for name in receivers(exp):
+            processes.append(start_host(network, name, "receiver", hosts.recv(out.recv(name)), out))
+        print(hold_banner(exp, variant, scheme, work), flush=True)
+        CLI(network.net)
+    finally:
+        stop_processes([p.proc for p in processes])
+        network.stop()
+        print(f"topo.run: network stopped and cleaned up; records of the flows you ran are in {work}")
+
+
+def hold_banner(exp: Experiment, variant: Variant, scheme, work: Path) -> str:
+    topology = variant.topology
+    flows = [*exp.long_flows, *exp.poisson]
+    src, dst = (flows[0].sender, flows[0].receiver) if flows else (topology.senders[0], topology.receivers[0])
+    sw, port = topology.bottlenecks[0]
+    cli = f"{find_tool('simple_switch_CLI')} --thrift-port {topology.switch(sw).thrift_port}"
+    return f"""
+p4rcp: the network of {exp.name}{' (' + variant.label + ')' if variant.label else ''} is up, RCP's control plane \
+running ({scheme.name}: {scheme.describe(exp.rcp_params(scheme))}).
+Hosts: {', '.join(topology.hosts)}; receivers listening on {', '.join(receivers(exp))}. Bottleneck: {sw} port {port}.
+
+  Read R (kb/s) and the counters of the bottleneck port, from this prompt:
+    sh echo 'register_read {dp.REG_RATE} {port}' | {cli}
+    sh echo 'counter_read {dp.COUNTER_INPUT} {port}' | {cli}
+    sh echo 'register_read {dp.REG_QUEUE_DEPTH} {port}' | {cli}
+  Start a flow by hand (1 MB, RCP; --cc tcp, allegro, vivace, fixed:5mbit ... as well):
+    {src} {hosts.HOST_BINARY} send --to {topology.hosts[dst].ip} --cc rcp --size 1M
+  The control loop's records: {work}/control_{sw}.jsonl
+  exit (or Ctrl-D) stops the network and cleans up.
+"""
 
 
 def report_again(root: Path) -> str:
@@ -358,9 +409,10 @@ def report_again(root: Path) -> str:
     saved = root / f"{first['experiment']}.toml"
     source = saved if saved.is_file() else resolve(first["experiment"])
     present = {m["scheme"] for _, m in metas}
-    declared = load_experiment(source).schemes
+    declared = load_experiment(source, check_hosts=False).schemes
     schemes = [s for s in declared if s in present] + sorted(present - set(declared))
-    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}))
+    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}),
+                          check_hosts=False)
     variants = {v.label: v for v in exp.variants()}
     missing = {m["variant"] for _, m in metas} - set(variants)
     if missing:
@@ -408,6 +460,9 @@ def main(argv=None) -> int:
     ap.add_argument("--expose-control-ports", action="store_true",
                     help="let other hosts reach the switches' Thrift ports (by default only this machine can: "
                          "docs/control_plane.md, 'Who can reach the switch')")
+    ap.add_argument("--hold", action="store_true",
+                    help="build the experiment's network, start its control plane and receivers, and stop at "
+                         "Mininet's command line instead of running it")
     ap.add_argument("--report", action="store_true",
                     help="EXPERIMENT is a results/EXPERIMENT/TIMESTAMP directory: write its summary and plots "
                          "again from the raw data, without running anything")
@@ -420,19 +475,21 @@ def main(argv=None) -> int:
             return 2
         return 0
     try:
-        path = resolve(args.experiment)
-        suite = load_suite(path)
-        members = suite.members if suite else [path]
-        schemes = args.schemes.split(",") if args.schemes else (suite.schemes if suite else None)
-        seeds = _seeds(args.seeds) if args.seeds else None
-        experiments = [load_experiment(m, schemes, args.duration, seeds) for m in members]
+        experiments = load_invocation(args.experiment, args.schemes.split(",") if args.schemes else None,
+                                      args.duration, _seeds(args.seeds) if args.seeds else None)
         build = preflight()
     except (ExperimentError, ToolchainMissing, RuntimeError) as e:
         print(f"topo.run: {e}", file=sys.stderr)
         return 2
     if build["logging"]:
         print(bmv2_build_line(build), file=sys.stderr)
-    options = RunOptions(pcap=args.pcap, expose_control_ports=args.expose_control_ports)
+    options = RunOptions(pcap=args.pcap, expose_control_ports=args.expose_control_ports, environment=environment())
+    if args.hold:
+        exp = experiments[0]
+        hold(exp, exp.schemes[0], options, Path(args.out) / "hold" / time.strftime("%Y%m%d-%H%M%S"))
+        return 0
+    runs = sum(exp.run_count() for exp in experiments)
+    progress = Progress(runs, sum(exp.run_count() * expected_run_s(exp) for exp in experiments) / runs)
     # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     # A shell starting us in the background ignores SIGINT for us; Ctrl-C or kill -INT must still clean up.
@@ -440,11 +497,13 @@ def main(argv=None) -> int:
     roots = []
     try:
         for exp in experiments:
-            roots.append(run_experiment(exp, Path(args.out), options))
+            roots.append(run_experiment(exp, Path(args.out), options, progress))
             print(f"results: {roots[-1]}")
     except KeyboardInterrupt:
         print("\ntopo.run: interrupted; network and processes cleaned up", file=sys.stderr)
         return 130
+    finally:
+        progress.close()
     void, total, which = void_runs(roots)
     print(f"void runs: {void} of {total}" + "".join(f"\n  {w}" for w in which))
     return 0

@@ -15,7 +15,8 @@ from p4rcp.testing import require_toolchain
 from topo import hosts
 from topo.experiment import load_experiment
 from topo.report import read_jsonl
-from topo.run import RunDir, run_scheme
+from topo.run import run_scheme
+from topo.schedule import RunDir
 
 SETTLE_S = 5.0
 ENDING_S = 0.5     # the last interval(s) see the flows stop

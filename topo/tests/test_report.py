@@ -8,7 +8,9 @@ import pytest
 from topo.experiment import ExperimentError
 from topo.run import report_again
 from p4rcp.topology import load_topology
-from topo.report import _times_to_fair_share, aggregate, summary_table, void_runs
+from topo.report import void_runs
+from topo.report.metrics import _times_to_fair_share, aggregate
+from topo.report.tables import summary_table
 from p4rcp.toolchain import ROOT
 
 TOPOLOGY = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml")
@@ -74,7 +76,7 @@ def test_summary_gives_the_mean_and_range_over_valid_seeds():
 
 def test_throughput_counts_only_the_time_the_flows_shared_the_link():
     from types import SimpleNamespace
-    from topo.report import _steady_goodputs, _steady_window
+    from topo.report.metrics import _steady_goodputs, _steady_window
     exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=0.0)], duration_s=4.0)
     flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0}, {"host": "h2", "flow_id": 2, "start_unix_s": 100.0}]
     shared = [(100 + i / 10, 5000.0) for i in range(1, 101)]          # both at 5 Mb/s until 110 s
@@ -85,7 +87,7 @@ def test_throughput_counts_only_the_time_the_flows_shared_the_link():
 
 def test_fairness_is_judged_over_the_last_half_of_the_run():
     from types import SimpleNamespace
-    from topo.report import _steady_goodputs, _steady_window
+    from topo.report.metrics import _steady_goodputs, _steady_window
     exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=1.0)], duration_s=20.0)
     flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0}, {"host": "h2", "flow_id": 2, "start_unix_s": 101.0}]
     times = [100 + i / 10 for i in range(11, 201)]
@@ -96,7 +98,7 @@ def test_fairness_is_judged_over_the_last_half_of_the_run():
 
 
 def test_rtt_ratio_compares_the_shortest_and_longest_rtt_flows():
-    from topo.report import _rtt_ratio
+    from topo.report.metrics import _rtt_ratio
     mixed = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml", rtt_ms=[10, 100])
     flows = [{"host": "h2"}, {"host": "h1"}]           # h1: 10 ms, h2: 100 ms
     assert _rtt_ratio({"topology": mixed, "flows": flows}, [2000.0, 6000.0]) == 3.0
@@ -112,7 +114,7 @@ def test_report_again_rebuilds_the_summary_from_a_results_directory(tmp_path):
     for scheme in ("tcp", "rcp"):       # written in another order than the experiment's
         run = tmp_path / "rtt_ms=10-50" / scheme
         run.mkdir(parents=True)
-        meta = {"experiment": "rtt-fairness", "variant": "rtt_ms=10-50", "scheme": scheme, "duration_s": 5.0,
+        meta = {"experiment": "rtt-fairness", "variant": "rtt_ms=10-50", "scheme": scheme, "duration_s": 30.0,
                 "load": None, "capacity_bps": {"s1:3": 12e6}, "events": [], "valid": False,
                 "problems": [f"{scheme} broke"]}
         (run / "run.json").write_text(json.dumps(meta))
@@ -124,7 +126,8 @@ def test_report_again_rebuilds_the_summary_from_a_results_directory(tmp_path):
 
 
 def test_parking_lot_gives_each_links_use_against_its_max_min_use():
-    from topo.report import _per_link, max_min_table
+    from topo.report.metrics import _per_link
+    from topo.report.tables import max_min_table
     topo = load_topology(ROOT / "topo" / "topologies" / "parking_lot.toml")
     links = topo.bottlenecks                      # 12, 6 and 10 Mb/s in a chain
     capacity = {f"{sw}:{port}": topo.switch(sw).ports[port].capacity_bps for sw, port in links}
@@ -149,7 +152,7 @@ def test_parking_lot_gives_each_links_use_against_its_max_min_use():
 
 def test_on_a_parking_lot_jain_is_of_goodput_over_the_max_min_share():
     from types import SimpleNamespace
-    from topo.report import metrics
+    from topo.report.metrics import metrics
     topo = load_topology(ROOT / "topo" / "topologies" / "parking_lot.toml")
     capacity = {f"{sw}:{port}": topo.switch(sw).ports[port].capacity_bps for sw, port in topo.bottlenecks}
     exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0)] * 3, duration_s=20.0)
@@ -182,7 +185,7 @@ def test_void_runs_are_counted_over_every_experiment_of_an_invocation(tmp_path):
 
 def test_router_figures_of_the_steady_state_leave_out_the_start_and_the_joins():
     from types import SimpleNamespace
-    from topo.report import metrics
+    from topo.report.metrics import metrics
     exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=2.0)], duration_s=20.0)
     flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0, "size_bytes": 0},
              {"host": "h2", "flow_id": 2, "start_unix_s": 102.0, "size_bytes": 0}]

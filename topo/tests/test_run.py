@@ -4,7 +4,8 @@ import json
 
 from topo import hosts
 from topo.experiment import load_experiment, resolve
-from topo.run import RunDir, _unfinished_long_flows
+from topo.run import host_problems
+from topo.schedule import RunDir
 
 
 def test_a_long_flow_that_did_not_complete_makes_the_run_void(tmp_path):
@@ -17,7 +18,7 @@ def test_a_long_flow_that_did_not_complete_makes_the_run_void(tmp_path):
             record = {**record, "completed": False, "error": "flow timeout before every byte was acknowledged"}
         if flow.sender != "h4":                            # h4 left no record at all
             out.flows(flow.sender).write_text(json.dumps(record) + "\n" + '{"cut by a kill')
-    problems = _unfinished_long_flows(exp, out, seed)
+    problems = host_problems([], out, exp, seed)
     assert problems == [
         "long flow h1->r1 (id 2000) did not complete: flow timeout before every byte was acknowledged",
         "long flow h4->r4 (id 2003) did not complete: no record",

@@ -1,0 +1,156 @@
+"""Whether the machine, not the network, limited a run: CPU samples, other processes, bmv2's unread input.
+
+A run is INVALID when any of these says so (docs/experiments.md, "Valid runs").
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from topo.network import Network
+
+# A run is INVALID when the machine, not the network, limited it.
+CPU_SATURATED_PCT = 95.0        # total CPU, all cores
+SWITCH_SATURATED_PCT = 95.0     # one simple_switch, of one core
+SATURATED_SAMPLE_SHARE = 0.10   # share of samples above those
+OTHER_WORK_PCT = 20.0           # processes that are not this run's, in % of one core: the machine is shared
+INPUT_DROP_SHARE = 0.001        # frames the kernel delivered but bmv2 never read
+CPU_SAMPLE_S = 0.5
+
+
+@dataclass
+class Monitor:
+    """Samples CPU (total, stolen by the hypervisor, per process) and the frames each switch has not read yet,
+    and tracks the processes it is told about."""
+    switch_pids: dict[str, int]
+    unread: Callable[[], dict[str, int]] = dict     # per switch: frames the kernel delivered, minus those bmv2 read
+    samples: list[dict] = field(default_factory=list)
+    host_pids: list[int] = field(default_factory=list)
+    _host_procs: dict[int, psutil.Process] = field(default_factory=dict)
+    _other_procs: dict[int, psutil.Process] = field(default_factory=dict)
+    other_work: dict[str, int] = field(default_factory=dict)    # name -> samples in which it was busy
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> "Monitor":
+        psutil.cpu_percent()
+        psutil.cpu_times_percent()
+        self._procs = {name: psutil.Process(pid) for name, pid in self.switch_pids.items()}
+        for proc in self._procs.values():
+            proc.cpu_percent()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.wait(CPU_SAMPLE_S):
+            sample = {"time": time.time(), "total_pct": psutil.cpu_percent(),
+                      "steal_pct": psutil.cpu_times_percent().steal}
+            for name, proc in self._procs.items():
+                try:
+                    sample[f"{name}_pct"] = proc.cpu_percent()
+                except psutil.Error:
+                    sample[f"{name}_pct"] = None
+            sample["hosts_pct"] = self._hosts_pct()
+            sample["other_pct"] = self._others_pct()
+            sample.update({f"{name}_unread": n for name, n in self.unread().items()})
+            self.samples.append(sample)
+
+    def _hosts_pct(self) -> float:
+        """CPU of the host programs (senders, receivers, link emulators), in % of a core.
+
+        psutil measures CPU between two calls on the same Process object, so the objects are kept: a fresh
+        one reports 0 on its first call. (Mininet's popen execs the program itself: no children to scan.)
+        """
+        total = 0.0
+        for pid in list(self.host_pids):
+            try:
+                if pid not in self._host_procs:
+                    self._host_procs[pid] = psutil.Process(pid)
+                total += self._host_procs[pid].cpu_percent()
+            except psutil.Error:
+                self.host_pids.remove(pid)
+                self._host_procs.pop(pid, None)
+        return total
+
+    def _others_pct(self) -> float:
+        """CPU of user processes that are not this run's (the runner and everything it started), in % of a
+        core: other work on the machine competes with the emulation. Kernel threads count as the run's (they
+        carry its packets)."""
+        ours = {os.getpid(), *(p.pid for p in psutil.Process().children(recursive=True))}
+        total = 0.0
+        for proc in psutil.process_iter(["ppid"]):
+            if proc.pid in ours or proc.pid == 2 or proc.info["ppid"] == 2:
+                continue
+            known = self._other_procs.setdefault(proc.pid, proc)
+            try:
+                pct = known.cpu_percent()
+                if pct >= OTHER_WORK_PCT:
+                    self.other_work[known.name()] = self.other_work.get(known.name(), 0) + 1
+                total += pct
+            except psutil.Error:
+                self._other_procs.pop(proc.pid, None)
+        return total
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(2)
+
+    def backlog_peak(self, switch: str) -> str:
+        """When the switch fell furthest behind, and what the machine did then: for an overrun's message."""
+        series = [(s["time"], s[f"{switch}_unread"], s) for s in self.samples if f"{switch}_unread" in s]
+        if not series:
+            return ""
+        t, unread, sample = max(series, key=lambda x: x[1])
+        return (f"; most unread, {unread} frames, at {t - self.samples[0]['time']:.1f} s: total CPU "
+                f"{sample['total_pct']:.0f}%, stolen {sample['steal_pct']:.0f}%, {switch} {sample.get(f'{switch}_pct') or 0:.0f}%")
+
+    def verdict(self) -> list[str]:
+        problems = []
+        n = len(self.samples)
+        if n == 0:
+            return problems
+        busy = sum(s["other_pct"] >= OTHER_WORK_PCT for s in self.samples)
+        if busy / n > SATURATED_SAMPLE_SHARE:
+            names = ", ".join(sorted(self.other_work, key=self.other_work.get, reverse=True)[:3])
+            problems.append(f"other processes used >= {OTHER_WORK_PCT:.0f}% of a core in {busy}/{n} samples "
+                            f"(the machine was not this run's alone: {names})")
+        hot = sum(s["total_pct"] >= CPU_SATURATED_PCT for s in self.samples)
+        if hot / n > SATURATED_SAMPLE_SHARE:
+            problems.append(f"total CPU >= {CPU_SATURATED_PCT:.0f}% in {hot}/{n} samples")
+        for name in self.switch_pids:
+            busy = sum((s.get(f"{name}_pct") or 0) >= SWITCH_SATURATED_PCT for s in self.samples)
+            if busy / n > SATURATED_SAMPLE_SHARE:
+                problems.append(f"simple_switch {name} >= {SWITCH_SATURATED_PCT:.0f}% of a core in {busy}/{n} samples")
+        return problems
+
+
+@dataclass
+class InputCounts:
+    """Per switch: frames the kernel delivered to its interfaces, and frames its pipeline counted. Their
+    difference is what bmv2 has not read yet, or never will (its libpcap rings overflowed)."""
+    network: Network
+    _drivers: dict[str, Bmv2ThriftDriver] = field(default_factory=dict)
+
+    def read(self) -> dict[str, tuple[int, int]]:
+        counts = {}
+        for sw in self.network.topology.switches.values():
+            if sw.name not in self._drivers:
+                self._drivers[sw.name] = Bmv2ThriftDriver(sw.thrift_port)
+                self._drivers[sw.name].connect()
+            kernel = sum(int(Path(f"/sys/class/net/{sw.name}-eth{port}/statistics/rx_packets").read_text())
+                         for port in sw.ports)
+            pipeline = sum(self._drivers[sw.name].read_ingress_packets(port) for port in sw.ports)
+            counts[sw.name] = (kernel, pipeline)
+        return counts
+
+    def close(self) -> None:
+        for driver in self._drivers.values():
+            driver.close()

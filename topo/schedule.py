@@ -1,0 +1,135 @@
+"""What a run starts and when: the host commands of one scheme, sweep point and seed.
+
+The runner executes this schedule; before any network is built, the same commands go to the host binary
+with --check, so that every value the hosts will parse (scheme names, rates, size distributions, loads)
+is judged by the code that will use it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from topo import hosts
+
+if TYPE_CHECKING:
+    from topo.experiment import Experiment, Variant
+
+CHECK_TIMEOUT_S = 10
+
+
+@dataclass
+class RunDir:
+    root: Path
+
+    def flows(self, host: str) -> Path:
+        return self.root / f"flows_{host}.jsonl"
+
+    def trace(self, host: str) -> Path:
+        return self.root / f"trace_{host}.jsonl"
+
+    def recv(self, host: str) -> Path:
+        return self.root / f"recv_{host}.jsonl"
+
+    def stderr(self, host: str, kind: str) -> Path:
+        """What a host program printed on stderr (its last line names why it failed)."""
+        return self.root / f"stderr_{host}_{kind}.log"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A host program to start at `at_s` seconds into the run."""
+    at_s: float
+    host: str
+    kind: str                 # "long" (one flow of a set duration), "poisson" (a traffic generator)
+    command: list[str]
+    flow_id: int | None = None
+
+
+@dataclass(frozen=True)
+class BandwidthChange:
+    at_s: float
+    bottleneck_scale: float   # of the topology's bottleneck rates
+
+
+def long_flow_id(seed: int, index: int) -> int:
+    """The id of the index-th long flow of a seed; it also seeds the flow's controller."""
+    return 1000 * seed + index
+
+
+def schedule(exp: Experiment, variant: Variant, cc: str, seed: int, out: RunDir) -> list[Launch | BandwidthChange]:
+    """The run's launches and bandwidth changes, in time order.
+
+    The seed fixes the Poisson workloads and the long flows' ids, from which the senders seed their
+    controllers: every scheme of one seed sees the same flows."""
+    topology = variant.topology
+    items: list[Launch | BandwidthChange] = []
+    for i, flow in enumerate(exp.long_flows):
+        stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
+        flow_id = long_flow_id(seed, i)
+        items.append(Launch(flow.start_s, flow.sender, "long",
+                            hosts.long_flow(topology.hosts[flow.receiver].ip, cc, stop - flow.start_s, flow_id,
+                                            out.flows(flow.sender), out.trace(flow.sender)), flow_id))
+    C = topology.switch(topology.bottlenecks[0][0]).ports[topology.bottlenecks[0][1]].capacity_bps
+    for i, src in enumerate(exp.poisson):
+        share = variant.load / len(exp.poisson)
+        items.append(Launch(0.0, src.sender, "poisson",
+                            hosts.poisson(topology.hosts[src.receiver].ip, cc, share, C, src.sizes, exp.duration_s,
+                                          seed=1000 * seed + i, out=out.flows(src.sender))))
+    items += [BandwidthChange(e.at_s, e.bottleneck_scale) for e in exp.events]
+    return sorted(items, key=lambda item: item.at_s)
+
+
+def receivers(exp: Experiment) -> list[str]:
+    return sorted({f.receiver for f in [*exp.long_flows, *exp.poisson]})
+
+
+def check_with_hosts(exp: Experiment) -> None:
+    """Every host command of every scheme and sweep point, checked by the host binary (--check: it parses and
+    validates its arguments as a start would, then exits without opening a socket or a file). Raises
+    ValueError with the binary's one-line answer, naming the scheme and the flow."""
+    if not hosts.HOST_BINARY.is_file():
+        raise ValueError(f"{hosts.HOST_BINARY} is missing: run 'make hosts' (it judges schemes and workloads)")
+    where = exp.source.name
+    for name in exp.schemes:
+        cc = exp.scheme(name).cc
+        refused = _refused(hosts.single_flow("127.0.0.1", cc, 1))
+        if refused and name in exp.scheme_tables:
+            raise ValueError(f"{where}: [scheme.{name}]: unknown cc {cc!r}: {refused}")
+        if refused:
+            raise ValueError(f"{where}: unknown schemes [{name!r}] (neither a [scheme.NAME] table nor a scheme of "
+                             f"the hosts): {refused}")
+    out = RunDir(Path("/nonexistent/p4rcp-check"))     # --check opens no file
+    checked = set()
+    for variant in exp.variants():
+        for name in exp.schemes:
+            scheme = exp.scheme(name)
+            commands = [(f"{where} of {name}", cmd) for where, cmd in
+                        [(f"receiver {r}", hosts.recv(out.recv(r))) for r in receivers(exp)]
+                        + [(f"{item.kind} flow of {item.host}", item.command)
+                           for item in schedule(exp, variant, scheme.cc, exp.seeds[0], out)
+                           if isinstance(item, Launch)]]
+            for what, cmd in commands:
+                key = tuple(cmd)
+                if key in checked:
+                    continue
+                checked.add(key)
+                refused = _refused(cmd)
+                if refused:
+                    raise ValueError(f"{where}: {what}{' (' + variant.label + ')' if variant.label else ''}: "
+                                     f"{refused}")
+
+
+def _refused(command: list[str]) -> str | None:
+    """None if the host binary accepts the command (--check), else the line that says why not."""
+    done = subprocess.run(command + ["--check"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+    return first_error_line(done.stderr + done.stdout) if done.returncode != 0 else None
+
+
+def first_error_line(text: str) -> str:
+    """The line of a program's output that says what went wrong (clap's 'error: ...', or our own)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return next((line for line in lines if line.startswith(("error", "p4rcp-host"))), lines[0] if lines else
+                "exited without a message")
