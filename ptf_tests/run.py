@@ -23,14 +23,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ptf_tests.run")
     ap.add_argument("--json", default=str(BUILD_JSON))
     ap.add_argument("--switch-log", help="simple_switch log file (off by default)")
+    ap.add_argument("--pcap", metavar="DIR", help="keep bmv2's capture of every switch port in DIR (<port>-in.pcap, "
+                                                  "<port>-out.pcap; tools/wireshark/rcp.lua dissects RCP)")
     ap.add_argument("tests", nargs="*", help="PTF test names (default: all)")
     args = ap.parse_args(argv)
 
     ptf = Path(sys.executable).with_name("ptf")
+    if args.pcap:
+        Path(args.pcap).mkdir(parents=True, exist_ok=True)
     require_tool("simple_switch")
     thrift_port = free_tcp_port()
     with VethPairs(NUM_PORTS, tag="pt") as veths, \
-         SimpleSwitch(args.json, dict(enumerate(veths.switch_side)), thrift_port, log_file=args.switch_log):
+         SimpleSwitch(args.json, dict(enumerate(veths.switch_side)), thrift_port, log_file=args.switch_log,
+                      pcap_dir=args.pcap):
         cmd = [str(ptf), "--test-dir", str(ROOT / "ptf_tests" / "tests"),
                "--log-file", str(BUILD_DIR / "ptf.log"),
                "--test-params", f"thrift_port={thrift_port}"]

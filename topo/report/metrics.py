@@ -1,0 +1,240 @@
+"""One place decides which runs and flows count, and computes every figure of a run from them.
+
+Tables and figures take what this module returns: a figure can never show runs or flows that the tables
+left out, or the other way round.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from topo.analysis import (Spread, bin_fct, data_packets, fct_ps, jain_index, max_min_shares, measured_load,
+                           percentile, service_bytes, time_to_share, utilisation)
+
+
+def metrics(run: dict, exp) -> dict:
+    """One run's figures. FCT is the receiver's (first SYN sent to last byte received, the RCP papers'), its
+    bound FCT_PS uses the load the run's arrivals offered and the flow's data in link slots."""
+    topo = run["topology"]
+    C = min(run["meta"]["capacity_bps"].values())
+    m = {"flows": len(run["flows"]), "valid": run["meta"]["valid"], "problems": run["meta"]["problems"]}
+    done = [f for f in run["flows"] if f.get("completed") and f.get("fct_recv_s") is not None]
+    m["done"] = len(done)
+    load = run["meta"].get("load")
+    if load:
+        arrivals = [f["size_bytes"] for f in run["flows"] if "index" in f]     # the Poisson sources' flows
+        m["load"] = load
+        m["load_measured"] = measured_load(arrivals, topo.mss_bytes, C / 8 / topo.data_frame_bytes,
+                                           run["meta"]["duration_s"])
+    if done:
+        m["mean_fct_s"] = statistics.fmean(f["fct_recv_s"] for f in done)
+        m["p50_fct_s"] = percentile([f["fct_recv_s"] for f in done], 50)
+        m["p95_fct_s"] = percentile([f["fct_recv_s"] for f in done], 95)
+        m["mean_fct_sender_s"] = statistics.fmean(f["fct_s"] for f in done)
+    if done and load:
+        # FCT_PS at the load the run's arrivals offered; a heavy-tailed draw can offer 1 or more, where the
+        # bound does not exist: those runs use the nominal load, and the summary and the figure say so.
+        m["bound_load"] = m["load_measured"] if m["load_measured"] < 1 else load
+        m["bound_load_is_nominal"] = m["load_measured"] >= 1
+        m["fct_flows"] = [{"size_bytes": f["size_bytes"], "packets": data_packets(f["size_bytes"], topo.mss_bytes),
+                           "fct_s": f["fct_recv_s"],
+                           "ps_ratio": f["fct_recv_s"] / fct_ps(service_bytes(f["size_bytes"], topo.mss_bytes,
+                                                                              topo.data_frame_bytes),
+                                                                C, m["bound_load"], _rtt(topo, f["host"]))}
+                          for f in done]
+        m["fct_ratio_ps"] = statistics.fmean(f["ps_ratio"] for f in m["fct_flows"])
+    if load and run["flows"]:
+        first = min(f["start_unix_s"] for f in run["flows"])
+        ends = [f["start_unix_s"] + f["fct_s"] for f in run["flows"] if f.get("fct_s") is not None]
+        m["drain_s"] = max(0.0, max(ends, default=first) - first - run["meta"]["duration_s"])
+    # Router figures over the time traffic was offered (the flows' starts to the run's end), not the drain after.
+    t0 = min((f["start_unix_s"] for f in run["flows"]), default=0.0)
+    records = [r for link in run["control"].values() for r in link if t0 <= r["time"] <= t0 + run["meta"]["duration_s"]]
+    if records:
+        per_link = [utilisation([r for r in records if (r["switch"], r["port"]) == link]) for link in run["control"]]
+        m["utilisation"] = Spread.of(per_link).mean if any(u is not None for u in per_link) else None
+        m["mean_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in records) / topo.data_frame_bytes
+    if exp.long_flows and run["meta"].get("events"):
+        m["to_fair_share_s"] = _times_to_fair_share(run, topo, C)
+    if len({f.start_s for f in exp.long_flows}) > 1 and len(topo.bottlenecks) == 1:
+        m["join_rtts"] = _join_times(run, topo, C)
+    if exp.long_flows:
+        window = _steady_window(run, exp)
+        shares = _steady_goodputs(run, window)
+        m["throughput_mbps"] = sum(shares) / 1e3 if shares else None
+        steady = [r for r in records if window and window[0] <= r["time"] <= window[1]]
+        if steady and len(topo.bottlenecks) == 1:
+            m["steady_utilisation"] = utilisation(steady)
+            m["steady_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in steady) / topo.data_frame_bytes
+        if shares and len(topo.bottlenecks) > 1:
+            m["max_min"] = _against_max_min(run, shares)
+            m["links"] = _per_link(run, records)
+        if len(shares) >= 2:
+            # With several bottlenecks fair is the max-min share, not an equal one: Jain's index of goodput over
+            # share (Jain et al. 1984).
+            fair = [goodput / share for goodput, share in m["max_min"].values()] if "max_min" in m else shares
+            m["jain"] = jain_index(fair)
+            m["rtt_ratio"] = _rtt_ratio(run, shares)
+    return m
+
+
+def _per_link(run: dict, records: list[dict]) -> dict[str, dict]:
+    """Per shaped link ("s2:3"): its payload capacity, the share of it the long flows' max-min rates fill, and
+    the run's utilisation and mean queue (the control loop's records over the time traffic was offered)."""
+    topo = run["topology"]
+    by_ip = {h.ip: name for name, h in topo.hosts.items()}
+    paths = {f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}": topo.path(f["host"], by_ip[f["dst"].rsplit(":", 1)[0]])
+             for f in run["flows"]}
+    capacity = {link: topo.payload_bps(run["meta"]["capacity_bps"][f"{link[0]}:{link[1]}"]) / 1e6
+                for link in topo.bottlenecks}
+    shares = max_min_shares(capacity, paths)
+    links = {}
+    for link in topo.bottlenecks:
+        mine = [r for r in records if (r["switch"], r["port"]) == link]
+        links[f"{link[0]}:{link[1]}"] = {
+            "capacity_mbps": capacity[link],
+            "max_min_use": sum(shares[n] for n, path in paths.items() if link in path) / capacity[link],
+            "utilisation": utilisation(mine),
+            "queue_pkts": statistics.fmean(r["q_bytes"] for r in mine) / topo.data_frame_bytes if mine else None}
+    return links
+
+
+def _against_max_min(run: dict, goodputs_kbps: list[float]) -> dict[str, tuple[float, float]]:
+    """Per long flow ("h1->r3"): (goodput, max-min fair share), Mb/s of application bytes over the time all
+    flows shared the network. RCP should give each flow the smallest R on its path: its max-min share."""
+    topo = run["topology"]
+    by_ip = {h.ip: name for name, h in topo.hosts.items()}
+    names = [f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}" for f in run["flows"]]
+    capacity = {link: topo.payload_bps(run["meta"]["capacity_bps"][f"{link[0]}:{link[1]}"]) / 1e6
+                for link in topo.bottlenecks}
+    shares = max_min_shares(capacity, {n: topo.path(*n.split("->")) for n in names})
+    return {n: (g / 1e3, shares[n]) for n, g in zip(names, goodputs_kbps)}
+
+
+def _rtt_ratio(run: dict, shares: list[float]) -> float | None:
+    """Goodput of the shortest-RTT long flow over that of the longest-RTT one; None when all RTTs are equal."""
+    rtts = [_rtt(run["topology"], f["host"]) for f in run["flows"]]
+    if len(set(rtts)) < 2:
+        return None
+    longest = shares[rtts.index(max(rtts))]
+    return shares[rtts.index(min(rtts))] / longest if longest > 0 else math.inf
+
+
+def _steady_window(run: dict, exp, settle_s: float = 2.0) -> tuple[float, float] | None:
+    """The long flows' steady state (Unix s): the last half of the run, or from when the last flow started
+    (+ settle_s) if that is later, to the last goodput sample of the first flow to stop. The PCC papers judge
+    fairness after convergence, and the RCP papers utilisation and queue at equilibrium; a whole-run figure
+    mixes in the start and the joins, and periods the flows did not share (a flow alone at the end gets the
+    whole link). None when a long flow has no samples."""
+    starts = [f["start_unix_s"] for f in run["flows"]]
+    series = [run["rates"].get(f"{f['host']}/{f['flow_id']}", []) for f in run["flows"]]
+    if not starts or not all(series):
+        return None
+    begin = min(starts) + max(max(f.start_s for f in exp.long_flows) + settle_s, exp.duration_s / 2)
+    return begin, min(samples[-1][0] for samples in series)
+
+
+def _steady_goodputs(run: dict, window: tuple[float, float] | None) -> list[float]:
+    """Per long flow, mean goodput (kb/s) over the steady window (`_steady_window`; TCP's samples come from
+    TCP_INFO, the others' from their acknowledgements). Empty when a flow has no samples there."""
+    if window is None:
+        return []
+    begin, end = window
+    series = [run["rates"][f"{f['host']}/{f['flow_id']}"] for f in run["flows"]]
+    shares = []
+    for samples in series:
+        inside = [v for t, v in samples if begin <= t <= end]
+        if not inside:
+            return []
+        shares.append(statistics.fmean(inside))
+    return shares
+
+
+def _times_to_fair_share(run: dict, topo, C_bps: float) -> list[float | None]:
+    """Per bandwidth event: seconds until every long flow's goodput settled at its new fair share
+    (the new capacity's payload rate over the flows), None if one never did before the next event."""
+    events = run["meta"]["events"]
+    ends = [e["unix_s"] for e in events[1:]] + [math.inf]
+    times = []
+    for event, until in zip(events, ends):
+        share_kbps = topo.payload_bps(C_bps * event["bottleneck_scale"]) / len(run["rates"]) / 1e3 \
+            if run["rates"] else 0
+        per_flow = [time_to_share(samples, event["unix_s"], share_kbps, until_s=until)
+                    for samples in run["rates"].values()] if share_kbps > 0 else [None]
+        times.append(None if None in per_flow else max(per_flow))
+    return times
+
+
+def _join_times(run: dict, topo, C_bps: float) -> list[float | None]:
+    """Per long flow that joins others (in start order), in its own RTTs: from its first SYN until its goodput
+    (averaged over 0.1 s) stays within 20% of its new fair share, the capacity's payload rate over the flows then
+    running, for 0.5 s; None if that did not happen before the next flow joined or the first one ended."""
+    flows = sorted(run["flows"], key=lambda f: f["start_unix_s"])
+    ends = [f["start_unix_s"] + (f.get("fct_s") or math.inf) for f in flows]
+    payload = topo.payload_bps(C_bps) / 1e3      # kb/s of application bytes
+    times = []
+    for k, f in enumerate(flows[1:], start=2):
+        until = min([g["start_unix_s"] for g in flows[k:]] + ends)
+        samples = run["rates"].get(f"{f['host']}/{f['flow_id']}", [])
+        t = time_to_share(samples, f["start_unix_s"], payload / k, until_s=until, window_s=0.1, hold_s=0.5) \
+            if samples else None
+        times.append(None if t is None else t / _rtt(topo, f["host"]))
+    return times
+
+
+def _rtt(topo, host: str) -> float:
+    """Base RTT of a flow from this sender: every topology puts the whole delay on the sender's link."""
+    return 2 * topo.hosts[host].delay_ms / 1000
+
+
+# A run's scalar figures, aggregated over seeds (tables.COLUMNS gives each a header), and its figures per
+# event (one value per bandwidth change or joining flow).
+SCALARS = ("load_measured", "mean_fct_s", "p50_fct_s", "p95_fct_s", "fct_ratio_ps", "mean_fct_sender_s",
+           "utilisation", "mean_queue_pkts", "steady_utilisation", "steady_queue_pkts", "jain", "throughput_mbps",
+           "rtt_ratio")
+PER_EVENT = ("to_fair_share_s", "join_rtts")
+# Flow-size bins of the FCT tables and figure, in DATA packets: decades, as the RCP papers plot FCT.
+PACKET_DECADES = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
+
+
+def fct_by_size(valid: list[dict]) -> dict | None:
+    """FCT per flow-size bin (PACKET_DECADES) over valid runs: every seed's flows pooled, and each seed's own
+    rows keyed by the bin's lower edge (for the seeds' range). None when no run has FCTs."""
+    runs = [m for m in valid if "fct_flows" in m]
+    if not runs:
+        return None
+    return {"pooled": bin_fct([f for m in runs for f in m["fct_flows"]], PACKET_DECADES, "packets"),
+            "per_seed": [{r["lo"]: r for r in bin_fct(m["fct_flows"], PACKET_DECADES, "packets")} for m in runs],
+            "bound_loads": [m["bound_load"] for m in runs],
+            "nominal_bound_seeds": [m["seed"] for m in runs if m["bound_load_is_nominal"]]}
+
+
+def aggregate(per_seed: list[dict]) -> dict:
+    """One scheme's runs (one per seed) as one row: each figure's Spread over the valid runs; flows pooled."""
+    valid = [m for m in per_seed if m["valid"]]
+    agg = {"runs": len(per_seed), "valid_runs": len(valid),
+           "problems": [f"seed {m['seed']}: {p}" for m in per_seed if not m["valid"] for p in m["problems"]],
+           "flows": sum(m["flows"] for m in valid), "done": sum(m["done"] for m in valid),
+           "load": valid[0].get("load") if valid else None,
+           "per_seed": valid}
+    for key in SCALARS:
+        agg[key] = Spread.of(m.get(key) for m in valid)
+    agg["fct_by_size"] = fct_by_size(valid)
+    for key in PER_EVENT:
+        per_seed = [m[key] for m in valid if key in m]
+        if per_seed:
+            agg[key] = [list(times) for times in zip(*per_seed)]
+    if any("max_min" in m for m in valid):
+        flows = valid[0]["max_min"]
+        agg["max_min"] = {f: (Spread.of(m["max_min"][f][0] for m in valid if f in m.get("max_min", {})), share)
+                          for f, (_, share) in flows.items()}
+    if any("links" in m for m in valid):
+        links = next(m["links"] for m in valid if "links" in m)
+        agg["links"] = {link: {"capacity_mbps": first["capacity_mbps"], "max_min_use": first["max_min_use"],
+                               **{key: Spread.of(m["links"][link][key] for m in valid if "links" in m)
+                                  for key in ("utilisation", "queue_pkts")}}
+                        for link, first in links.items()}
+    return agg
+
+
