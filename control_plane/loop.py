@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import random
 import sys
 import threading
 import time
@@ -12,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
-from control_plane.rcp_law import rcp_rate
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_rate
+from p4rcp.protocol import RCP_MIN_RATE_KBPS
 from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch, SwitchPort
 
 log = logging.getLogger("control_plane")
@@ -26,11 +28,17 @@ class RcpParams:
     beta: float = 0.4
     gamma: float = 1.0
     q0_bytes: float = 0.0
-    R_min_bps: float = 10_000.0
+    R_min_bps: float = RCP_MIN_RATE_KBPS * 1000.0    # the protocol's floor: senders send no slower
     R_init_fraction: float = 0.05     # of C, as the ns-2 router starts
     d0_init_s: float = 0.1            # until the first RTT samples arrive
-    d0_gain: float = 0.1              # weight of a new interval's mean RTT in the moving average d0
-    T_max_s: float = 0.010            # T = min(T_max, d0)
+    # How each interval's mean RTT moves d0: "ewma" with d0_gain both ways, or "ns2" (rcp.cc: up with gain
+    # T/d0, down much more slowly; docs/control_plane.md, "p4rcp and ns-2's rcp.cc").
+    d0_estimator: str = "ewma"
+    d0_gain: float = 0.1              # ewma: weight of a new interval's mean RTT in d0
+    T_max_s: float = 0.010            # T = min(T_max, d0), per port
+    # The loop's first update comes Normal(T, first_jitter T) after its start, as ns-2 randomises each queue's
+    # first timer, so that the switches of a path do not update in step.
+    first_jitter: float = 0.2
     queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES   # q = queue depth (packets) * this; docs/control_plane.md
 
     def __post_init__(self):
@@ -38,8 +46,20 @@ class RcpParams:
                      "T_max_s", "queue_packet_bytes"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"RCP parameter {name} must be > 0, got {getattr(self, name)}")
-        if self.q0_bytes < 0 or self.d0_gain > 1 or self.R_init_fraction > 1:
-            raise ValueError("RCP parameters need q0_bytes >= 0, d0_gain <= 1, R_init_fraction <= 1")
+        if self.q0_bytes < 0 or self.d0_gain > 1 or self.R_init_fraction > 1 or not 0 <= self.first_jitter < 1:
+            raise ValueError("RCP parameters need q0_bytes >= 0, d0_gain <= 1, R_init_fraction <= 1, "
+                             "0 <= first_jitter < 1")
+        if self.d0_estimator not in D0_ESTIMATORS:
+            raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
+
+    def next_d0(self, d0: float, rtt: float, T: float, R: float, C: float) -> float:
+        """d0 after an interval whose RTT samples averaged `rtt`."""
+        if self.d0_estimator == "ns2":
+            return d0_ns2(d0, rtt, T=T, R=R, C=C)
+        return d0_ewma(d0, rtt, gain=self.d0_gain)
+
+
+D0_ESTIMATORS = ("ewma", "ns2")
 
 
 class CounterWentBackwards(Exception):
@@ -74,6 +94,7 @@ class PortState:
     config: SwitchPort               # the topology's port: its queue rate says how it is shaped
     last: PortCounters | None = None
     last_time: float = 0.0
+    last_rtt_s: float | None = None  # the last interval's mean RTT sample (ns-2 reuses it in an interval without)
 
     def slot_bytes(self, queue_rate_unit: str) -> float | None:
         """Bytes of one slot when the queue serves packets, not bytes (None: y in bytes).
@@ -125,9 +146,14 @@ class ControlLoop:
                                                         self.params.R_min_bps),
                                               d0_s=self.params.d0_init_s, config=sp)
 
+    def port_T_s(self, ps: PortState) -> float:
+        """A port's own interval, T = min(T_max, d0), as ns-2 keeps one per queue."""
+        return min(self.params.T_max_s, ps.d0_s)
+
     @property
     def period_s(self) -> float:
-        return min(self.params.T_max_s, min(ps.d0_s for ps in self.ports.values()))
+        """The loop's tick: the shortest T of its ports (each port is updated when its own T has passed)."""
+        return min(self.port_T_s(ps) for ps in self.ports.values())
 
     def set_capacity(self, port: int, C_bps: float) -> None:
         """The link's rate changed (bandwidth-change experiment); R stays within the new clamp."""
@@ -176,21 +202,23 @@ class ControlLoop:
             ps.last, ps.last_time = c, now
             return None
         elapsed = now - ps.last_time
-        if elapsed <= 0:
+        T = self.port_T_s(ps)
+        if elapsed <= 0 or elapsed < T - self.period_s / 2:     # not this port's turn: its counts go on
             return None
         d = self.driver
         d_bytes = counter_delta(c.input_bytes, ps.last.input_bytes, d.counter_bits)
         d_packets = counter_delta(c.input_packets, ps.last.input_packets, d.counter_bits)
         d_rtt_sum = counter_delta(c.rtt_sum_us, ps.last.rtt_sum_us, d.rtt_sum_bits)
         d_rtt_count = counter_delta(c.rtt_count, ps.last.rtt_count, d.counter_bits)
-        T = self.period_s
         p = self.params
         # y in the unit the queue drains: slots on a port shaped in packets per second, else bytes.
         slot_bytes = ps.slot_bytes(d.queue_rate_unit)
         y_bytes = d_bytes * 8 / elapsed
         y = y_bytes if slot_bytes is None else d_packets * slot_bytes * 8 / elapsed
         if d_rtt_count > 0:
-            ps.d0_s += p.d0_gain * (d_rtt_sum / d_rtt_count / 1e6 - ps.d0_s)
+            ps.last_rtt_s = d_rtt_sum / d_rtt_count / 1e6
+        if d_rtt_count > 0 or (p.d0_estimator == "ns2" and ps.last_rtt_s is not None):
+            ps.d0_s = p.next_d0(ps.d0_s, ps.last_rtt_s, elapsed, ps.R_bps, ps.C_bps)
         q = c.queue_depth_pkts * p.queue_packet_bytes * 8
         ps.R_bps = rcp_rate(ps.R_bps, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,
                             gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps)
@@ -205,16 +233,19 @@ class ControlLoop:
         """Repeat ``step`` every T until ``stop`` is set; survive switch restarts.
 
         Each interval starts at an absolute deadline (the previous one + T), so the time a step takes
-        and the sleep's own lateness do not add up from interval to interval."""
+        and the sleep's own lateness do not add up from interval to interval. The schedule's phase is
+        random (first_jitter), as ns-2 randomises each queue's first timer."""
         self._prepare_thread()
         delay = backoff_s[0]
-        deadline = self.clock()
+        deadline = self.clock() + self._first_delay()
         while not stop.is_set():
             try:
                 if not self.connected:
                     self.resync()
                     delay = backoff_s[0]
-                    deadline = self.clock()
+                    deadline = self.clock() + self._first_delay()
+                if stop.wait(max(0.0, deadline - self.clock())):
+                    break
                 self.step(deadline)
             except (SwitchUnavailable, CounterWentBackwards) as e:
                 log.warning("%s: %s; resynchronising in %.1f s", self.switch.name, e, delay)
@@ -224,11 +255,13 @@ class ControlLoop:
                 delay = min(delay * 2, backoff_s[1])
                 continue
             deadline += self.period_s
-            pause = deadline - self.clock()
-            if pause < 0:          # overran: start a new schedule instead of bursting to catch up
+            if deadline < self.clock():      # overran: start a new schedule instead of bursting to catch up
                 deadline = self.clock()
-                pause = 0
-            stop.wait(pause)
+
+    def _first_delay(self) -> float:
+        """When the first step of a schedule comes: Normal(T, first_jitter T), within [0, 2T]."""
+        T = self.period_s
+        return min(max(random.gauss(T, self.params.first_jitter * T), 0.0), 2 * T)
 
     def _prepare_thread(self) -> None:
         """Real-time priority for this thread, and no full garbage collection walking the process's

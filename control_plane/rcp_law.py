@@ -1,4 +1,4 @@
-"""The RCP rate law (Dukkipati & McKeown), one pure function."""
+"""The RCP router's laws (Dukkipati & McKeown), each one pure function with the papers' symbols."""
 
 
 def rcp_rate(R_prev: float, T: float, d0: float, C: float, y: float, q: float, *,
@@ -16,3 +16,15 @@ def rcp_rate(R_prev: float, T: float, d0: float, C: float, y: float, q: float, *
     spare = alpha * (target - y) - beta * (q - q0) / d0
     R = R_prev * (1.0 + (T / d0) * spare / target)
     return min(max(R, R_min), target)
+
+
+def d0_ewma(d0: float, rtt: float, *, gain: float) -> float:
+    """The average RTT d0 as a moving average of each interval's mean RTT sample, one gain both ways."""
+    return d0 + gain * (rtt - d0)
+
+
+def d0_ns2(d0: float, rtt: float, *, T: float, R: float, C: float) -> float:
+    """ns-2's rcp.cc: d0 rises towards a larger interval mean with gain T/d0 and falls towards a smaller one
+    with gain (R/C) (rtt/d0) (T/d0), so that it stays near the larger RTTs of the flows sharing the link."""
+    gain = T / d0 if rtt >= d0 else (R / C) * (rtt / d0) * (T / d0)
+    return d0 + min(gain, 1.0) * (rtt - d0)

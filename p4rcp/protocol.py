@@ -13,6 +13,8 @@ RCP_VERSION = 1
 RCP_HEADER_LEN = 16
 # Valid RTT samples satisfy 0 < rtt_us <= RCP_MAX_RTT_US (p4src/shared/defines.p4).
 RCP_MAX_RTT_US = 10_000_000
+# The lowest rate RCP gives a flow: routers clamp R there and senders send no slower.
+RCP_MIN_RATE_KBPS = 10
 
 DATA, ACK, SYN, SYNACK, FIN, FINACK = range(6)
 RCP_TYPES = {DATA: "DATA", ACK: "ACK", SYN: "SYN", SYNACK: "SYNACK", FIN: "FIN", FINACK: "FINACK"}

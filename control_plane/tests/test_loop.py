@@ -5,7 +5,7 @@ import pytest
 
 from control_plane.loop import ControlLoop, CounterWentBackwards, RcpParams, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
-from p4rcp.topology import TopologyError, build_topology
+from p4rcp.topology import Switch, SwitchPort, TopologyError, build_topology
 
 TOPO = build_topology({"kind": "dumbbell", "pairs": 2, "rtt_ms": 40, "bottleneck_mbps": 12,
                        "data_frame_bytes": 1000})
@@ -271,3 +271,49 @@ def _wait_for(cond, timeout=5.0):
         if time.monotonic() > end:
             raise AssertionError("condition not met in time")
         time.sleep(0.005)
+
+
+def test_ns2_estimator_keeps_d0_near_the_larger_rtts_and_reuses_the_last_sample():
+    loop, driver, clock, _ = make_loop(RcpParams(queue_packet_bytes=1000, d0_estimator="ns2", d0_init_s=0.1))
+    loop.step()
+    driver.add(PORT, rtt_us=200_000, samples=1)          # a longer RTT: d0 rises with gain T/d0
+    clock.t += 0.01
+    [up] = loop.step()
+    assert up["d0_s"] == pytest.approx(0.1 + (0.01 / 0.1) * 0.1)
+    driver.add(PORT, rtt_us=20_000, samples=1)           # a shorter one: it falls with (R/C)(rtt/d0)(T/d0)
+    clock.t += 0.01
+    [down] = loop.step()
+    assert up["d0_s"] - down["d0_s"] < 0.001 * (up["d0_s"] - 0.02)
+    clock.t += 0.01
+    [none] = loop.step()                                  # no sample: rcp.cc moves on towards the last one
+    assert none["d0_s"] < down["d0_s"] and none["rtt_samples"] == 0
+
+
+def test_each_port_is_updated_every_its_own_T():
+    """T = min(T_max, d0) per port, as ns-2 keeps one per queue; the loop ticks at the shortest."""
+    short, long_ = SwitchPort(1, "a", "00:00:00:00:00:01", capacity_bps=C), SwitchPort(2, "b", "00:00:00:00:00:02",
+                                                                                          capacity_bps=C)
+    switch = Switch("sx", 9999, {1: short, 2: long_})
+    driver, clock = FakeDriver(switch.ports), Clock()
+    loop = ControlLoop(switch, [], driver, RcpParams(T_max_s=0.05, d0_init_s=0.02), clock=clock)
+    loop.ports[2].d0_s = 0.04
+    loop.resync()
+    assert loop.period_s == pytest.approx(0.02)
+    loop.step()
+    updated = []
+    for _ in range(4):
+        clock.t += 0.02
+        updated.append(sorted(r["port"] for r in loop.step()))
+    assert updated == [[1], [1, 2], [1], [1, 2]]
+
+
+def test_the_schedule_starts_at_a_random_phase_within_two_periods():
+    loop, *_ = make_loop()
+    delays = {round(loop._first_delay(), 6) for _ in range(50)}
+    assert len(delays) > 40 and all(0 <= d <= 2 * loop.period_s for d in delays)
+    assert make_loop(RcpParams(first_jitter=0.0))[0]._first_delay() == pytest.approx(loop.period_s)
+
+
+def test_unknown_d0_estimator_is_refused():
+    with pytest.raises(ValueError, match="d0_estimator must be one of ewma, ns2"):
+        RcpParams(d0_estimator="kalman")

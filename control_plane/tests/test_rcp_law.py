@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from control_plane.rcp_law import rcp_rate
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_rate
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
@@ -65,3 +65,14 @@ def test_converges_to_fair_share_with_n_flows():
     for _ in range(2000):
         R = rcp_rate(R, 0.01, 0.05, C, N * R, 0, R_min=R_MIN, **PAPER)
     assert math.isclose(R, C / N, rel_tol=1e-3)
+
+
+def test_d0_ewma_moves_by_its_gain_both_ways():
+    assert d0_ewma(0.1, 0.04, gain=0.5) == pytest.approx(0.07)
+    assert d0_ewma(0.04, 0.1, gain=0.5) == pytest.approx(0.07)
+
+
+def test_d0_of_ns2_rises_fast_and_falls_slowly():
+    """rcp.cc: up with gain T/d0; down with gain (R/C)(rtt/d0)(T/d0), here 0.25 x 0.4 x 0.1."""
+    assert d0_ns2(0.1, 0.2, T=0.01, R=3e6, C=12e6) == pytest.approx(0.1 + 0.1 * 0.1)
+    assert d0_ns2(0.1, 0.04, T=0.01, R=3e6, C=12e6) == pytest.approx(0.1 - 0.25 * 0.4 * 0.1 * 0.06)
