@@ -30,9 +30,9 @@
 //! SIGINT/SIGTERM end it; the per-direction counters are printed as one JSON
 //! line on stderr (and written to `--stats FILE`).
 
-use crate::net;
-use crate::units;
 use clap::Args;
+use p4rcp_host::io::net;
+use p4rcp_host::units;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::cmp::{Ordering, Reverse};

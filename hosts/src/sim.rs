@@ -8,10 +8,11 @@
 //! Deterministic for a seed; no sockets, no root.
 
 use crate::cc::CcSpec;
-use crate::receiver::Receiver;
-use crate::record::{FlowRecord, RecvRecord, TraceLine};
-use crate::sender::{FlowParams, SenderFlow, Tx};
-use crate::wire::{Packet, PktType, RCP_HEADER_LEN};
+use crate::transport::receiver::Receiver;
+use crate::transport::record::{FlowRecord, RecvRecord, TraceLine};
+use crate::transport::sender::{FlowParams, SenderFlow};
+use crate::transport::wire::{Packet, PktType, RCP_HEADER_LEN};
+use crate::transport::Tx;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::cmp::Reverse;

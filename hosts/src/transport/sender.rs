@@ -1,27 +1,22 @@
 //! The sending side of one UDP flow: handshake, pacing, selective-ack
 //! bookkeeping, loss detection, retransmission and RTT estimation, written
 //! once for every rate controller; monitor intervals are counted in
-//! `crate::monitor`.
+//! [`crate::transport::monitor`].
 //!
 //! The flow never reads a clock or touches a socket: every call gets `now`
 //! (seconds on the engine's monotonic clock) and a [`Tx`] to send with, so
 //! the same code runs in the event loop and in simulated-network tests.
 
+use super::Tx;
 use crate::cc::{Ctx, RateController};
-use crate::monitor::{Monitor, Sample};
-use crate::pattern;
-use crate::rangeset::RangeSet;
-use crate::record::{round, FlowRecord, TraceLine};
+use crate::transport::monitor::{Monitor, Sample};
+use crate::transport::rangeset::RangeSet;
+use crate::transport::record::{round, FlowRecord, TraceLine};
+use crate::transport::wire::{self, Body, Common, Packet, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED};
 use crate::units::Pacer;
-use crate::wire::{self, Body, Common, Packet, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED};
+use crate::workload::pattern;
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::net::SocketAddr;
-
-/// Sends datagrams for a flow.
-pub trait Tx {
-    /// Send one datagram; false if the socket would block (the flow retries).
-    fn send(&mut self, buf: &[u8], dst: SocketAddr) -> bool;
-}
 
 /// Most DATA packets one flow sends per wake-up before yielding.
 const BURST_MAX: u32 = 64;

@@ -6,11 +6,13 @@
 //!
 //! Like the sender, this is pure logic: time and a [`Tx`] come from the caller.
 
-use crate::pattern;
-use crate::rangeset::RangeSet;
-use crate::record::{round, RecvRecord};
-use crate::sender::Tx;
-use crate::wire::{self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED};
+use crate::transport::rangeset::RangeSet;
+use crate::transport::record::{round, RecvRecord};
+use crate::transport::wire::{
+    self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED,
+};
+use crate::transport::Tx;
+use crate::workload::pattern;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 

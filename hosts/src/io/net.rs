@@ -1,7 +1,8 @@
-//! Thin OS helpers: socket options, waiting with a precise timeout, signals.
+//! Thin OS helpers: addresses, socket options, waiting with a precise
+//! timeout, signals.
 
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -52,6 +53,27 @@ pub fn setsockopt_int(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()>
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// An address of the command line: `IP`, `IP:PORT`, `NAME` or `NAME:PORT`
+/// (`default_port` when none is given); names are looked up.
+pub fn resolve(to: &str, default_port: u16) -> Result<SocketAddr, String> {
+    if let Ok(ip) = to.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, default_port));
+    }
+    if let Ok(sa) = to.parse::<SocketAddr>() {
+        return Ok(sa);
+    }
+    let with_port = if to.contains(':') {
+        to.to_string()
+    } else {
+        format!("{to}:{default_port}")
+    };
+    with_port
+        .to_socket_addrs()
+        .map_err(|e| format!("bad address '{to}': {e}"))?
+        .next()
+        .ok_or_else(|| format!("'{to}' resolves to no address"))
 }
 
 /// Bind a non-blocking UDP socket with large buffers (many flows share it).
