@@ -3,8 +3,6 @@
 //! opens the sinks and sockets, runs the library's loops and prints their
 //! counters.
 
-mod linkem;
-
 use clap::{Args, Parser, Subcommand};
 use p4rcp_host::cc::CcSpec;
 use p4rcp_host::io::engine::{self, SenderEngine};
@@ -40,9 +38,6 @@ enum Cmd {
     Send(SendArgs),
     /// Poisson flow arrivals for a target load; one record per flow.
     Traffic(TrafficArgs),
-    /// Test helper: a user-space emulated link between two TUN devices
-    /// (delay, loss, reordering, rate) for kernels without sch_netem.
-    Linkem(linkem::LinkemArgs),
 }
 
 #[derive(Args)]
@@ -153,7 +148,6 @@ fn main() -> ExitCode {
         Cmd::Recv(a) => cmd_recv(a),
         Cmd::Send(a) => cmd_send(a),
         Cmd::Traffic(a) => cmd_traffic(a),
-        Cmd::Linkem(a) => linkem::run(a),
     };
     match r {
         Ok(code) => code,

@@ -101,27 +101,24 @@ fn bad_arguments_fail_clearly() {
         "cannot read CDF file",
     );
     fails_with(&["recv", "--bind", "300.1.1.1:5"], "bad address");
-    fails_with(
-        &[
-            "linkem", "--ns-a", "x", "--dev-a", "t", "--ns-b", "y", "--dev-b", "t", "--loss", "150",
-        ],
+    command_fails_with(
+        Command::new(linkem_bin()).args([
+            "--ns-a", "x", "--dev-a", "t", "--ns-b", "y", "--dev-b", "t", "--loss", "150",
+        ]),
         "percentage",
     );
 }
 
-/// linkem: exactly one of the TUN and Ethernet modes, else status 2.
+/// p4rcp-linkem: exactly one of the TUN and Ethernet modes, else status 2.
 #[test]
 fn linkem_needs_exactly_one_mode() {
     for (args, needle) in [
-        (vec!["linkem", "--delay", "20ms"], "exactly one mode"),
-        (
-            vec!["linkem", "--if-a", "e0", "--if-b", "e1", "--ns-a", "x"],
-            "not both",
-        ),
-        (vec!["linkem", "--if-a", "e0"], "missing --if-b"),
-        (vec!["linkem", "--ns-a", "x", "--dev-a", "t"], "missing --ns-b, --dev-b"),
+        (vec!["--delay", "20ms"], "exactly one mode"),
+        (vec!["--if-a", "e0", "--if-b", "e1", "--ns-a", "x"], "not both"),
+        (vec!["--if-a", "e0"], "missing --if-b"),
+        (vec!["--ns-a", "x", "--dev-a", "t"], "missing --ns-b, --dev-b"),
     ] {
-        let o = run_with_timeout(Command::new(bin()).args(&args), 20.0);
+        let o = run_with_timeout(Command::new(linkem_bin()).args(&args), 20.0);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(
