@@ -16,6 +16,3 @@ pub mod tcp;
 pub mod transport;
 pub mod units;
 pub mod workload;
-
-#[cfg(test)]
-mod sim;

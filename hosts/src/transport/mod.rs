@@ -21,3 +21,16 @@ pub trait Tx {
     /// Send one datagram; false if the socket would block (the flow retries).
     fn send(&mut self, buf: &[u8], dst: SocketAddr) -> bool;
 }
+
+/// A [`Tx`] that keeps every datagram with its destination: drives a
+/// sender or a receiver without a socket (unit tests, the simulated test
+/// bed of the integration tests).
+#[derive(Default)]
+pub struct Outbox(pub Vec<(SocketAddr, Vec<u8>)>);
+
+impl Tx for Outbox {
+    fn send(&mut self, buf: &[u8], dst: SocketAddr) -> bool {
+        self.0.push((dst, buf.to_vec()));
+        true
+    }
+}

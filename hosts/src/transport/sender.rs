@@ -828,7 +828,7 @@ impl SenderFlow {
         }
     }
 
-    #[cfg(test)]
+    /// Packets declared lost that were acknowledged later.
     pub fn spurious(&self) -> u64 {
         self.spurious
     }
