@@ -7,10 +7,14 @@
 //! send with, so the same code runs in the event loops of [`crate::io`] and
 //! on the simulated test bed of the integration tests.
 
+pub mod handshake;
+pub mod loss;
 pub mod monitor;
+pub mod pacer;
 pub mod rangeset;
 pub mod receiver;
 pub mod record;
+pub mod rtt;
 pub mod sender;
 pub mod wire;
 
