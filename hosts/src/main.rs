@@ -57,6 +57,10 @@ struct RecvArgs {
     /// Exit after this long (default: run until SIGINT/SIGTERM).
     #[arg(long, value_parser = units::parse_duration)]
     duration: Option<Duration>,
+    /// Check the arguments as a start would, then exit (0: good, 2: the
+    /// message a start would print); opens no socket or file.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args, Clone)]
@@ -95,6 +99,10 @@ struct FlowArgs {
     /// Local UDP address to send from.
     #[arg(long, default_value = "0.0.0.0:0")]
     bind: String,
+    /// Check the arguments as a start would, then exit (0: good, 2: the
+    /// message a start would print); opens no socket or file.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args)]
@@ -163,7 +171,28 @@ fn random_u32() -> u32 {
     rand::thread_rng().gen()
 }
 
+/// `--check`: the addresses a start would resolve are well-formed (no
+/// lookup, no socket, no file).
+fn check_addresses(addrs: &[&str]) -> Result<ExitCode, String> {
+    for a in addrs {
+        net::check_address(a)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--check` of `send` and `traffic`, once their other arguments passed:
+/// the addresses the scheme's transport would resolve.
+fn check_flow(f: &FlowArgs) -> Result<ExitCode, String> {
+    match f.cc {
+        CcSpec::Tcp(_) => check_addresses(&[&f.to]),
+        _ => check_addresses(&[&f.to, &f.bind]),
+    }
+}
+
 fn cmd_recv(a: RecvArgs) -> Result<ExitCode, String> {
+    if a.check {
+        return check_addresses(&[&a.bind]);
+    }
     let bind = net::resolve(&a.bind, RCP_UDP_PORT)?;
     let out = match &a.out {
         Some(p) => Some(Sink::open(Some(p))?),
@@ -247,6 +276,9 @@ fn sinks(f: &FlowArgs) -> Result<(Sink, Option<Sink>), String> {
 
 fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
+    if f.check {
+        return check_flow(f);
+    }
     let (out, trace) = sinks(f)?;
     let first_id = a.flow_id.unwrap_or_else(random_u32);
     let ids: Vec<u32> = (0..a.flows).map(|i| first_id.wrapping_add(i)).collect();
@@ -304,6 +336,9 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         a.seed,
         a.max_flows,
     )?;
+    if f.check {
+        return check_flow(f);
+    }
     let (out, trace) = sinks(f)?;
     eprintln!(
         "p4rcp-host: {} flows/s expected ({} s, mean size {:.0} B, load {} of {} kb/s)",

@@ -54,6 +54,10 @@ pub struct LinkemArgs {
     /// Also write the final counters (one JSON line) to FILE.
     #[arg(long)]
     pub stats: Option<String>,
+    /// Check the arguments as a start would, then exit (0: good, 2: the
+    /// message a start would print); opens no device, socket or file.
+    #[arg(long)]
+    pub check: bool,
 }
 
 pub const IFNAMSIZ: usize = 16;

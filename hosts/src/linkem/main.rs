@@ -52,6 +52,9 @@ fn main() -> ExitCode {
 
 fn run(args: LinkemArgs) -> Result<ExitCode, String> {
     let (mode, params) = cli::validate(&args)?;
+    if args.check {
+        return Ok(ExitCode::SUCCESS);
+    }
     let (mut pa, mut pb, kind): (Box<dyn Port>, Box<dyn Port>, &str) = match &mode {
         Mode::Tun {
             ns_a,
