@@ -137,7 +137,7 @@ struct TrafficArgs {
     /// Bottleneck capacity (e.g. 15mbit), in frame bits like every rate.
     #[arg(long, value_parser = units::parse_rate_kbps)]
     capacity: f64,
-    /// fixed:BYTES | exp:MEAN | pareto:SHAPE:MEAN | cdf:FILE
+    /// fixed:BYTES | exp:MEAN | pareto:SHAPE:MEAN | pareto:SHAPE:MEAN:MAX | cdf:FILE
     #[arg(long, value_parser = SizeDist::parse)]
     sizes: SizeDist,
     /// Flows arrive during this long; the command then waits for them to end.

@@ -512,6 +512,8 @@ fn check_accepts_a_good_command_and_starts_nothing() {
         &out,
         &["--check", "--trace", &trace],
     ));
+    // a bounded Pareto takes any shape > 0
+    check_accepts(&mut runner_traffic("pareto:0.5:25000:1000000", &out, &["--check"]));
     for cc in ["vivace", "tcp:bbr"] {
         check_accepts(
             Command::new(bin())
