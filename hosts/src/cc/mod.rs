@@ -272,10 +272,7 @@ mod tests {
         assert_eq!(ar, Ok(CcSpec::Allegro(allegro::Utility::Reference)));
         assert_eq!(ar.map(|a| a.name()), Ok("allegro-ref".to_string()));
         assert_eq!(CcSpec::parse("vivace-loss"), Ok(CcSpec::Vivace(vivace::Variant::Loss)));
-        assert_eq!(
-            CcSpec::parse("vivace-stop").map(|v| v.name()),
-            Ok("vivace-stop".to_string())
-        );
+        assert_eq!(CcSpec::parse("vivace-stop").map(|v| v.name()), Ok("vivace-stop".to_string()));
         assert_eq!(CcSpec::parse("fixed:10mbit"), Ok(CcSpec::Fixed(10_000.0)));
         assert_eq!(CcSpec::parse("tcp"), Ok(CcSpec::Tcp(None)));
         assert_eq!(CcSpec::parse("tcp:bbr"), Ok(CcSpec::Tcp(Some("bbr".into()))));

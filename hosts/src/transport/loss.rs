@@ -359,13 +359,19 @@ mod tests {
         assert_eq!(d.echoed(9), None);
     }
 
+    /// `five` whose last transmission was acknowledged (SACK 4000-5000).
+    fn five_with_the_last_acked() -> (LossDetector, Told) {
+        let (mut d, mut t) = (five(), Told::default());
+        d.on_ack(5, 0, &[(4000, 5000)], &mut t);
+        (d, t)
+    }
+
     #[test]
     fn losses_by_time_and_by_a_later_ack() {
         let r = rtt();
-        let mut d = five();
-        let mut t = Told::default();
         // transmission 5 acknowledged: 1-4 are lost srtt + reo_wnd = 37.5 ms after they left
-        d.on_ack(5, 0, &[(4000, 5000)], &mut t);
+        let (mut d, mut t) = five_with_the_last_acked();
+        assert_eq!(t.0, [(4, Some(1078))]);
         assert!(d.next_deadline(&r).is_some_and(|t| (t - 0.0375).abs() < 1e-12));
         d.detect(0.039, &r, &mut t);
         assert_eq!(&t.0[1..], [(0, None), (1, None)], "transmissions 1 and 2 are due");
@@ -403,9 +409,7 @@ mod tests {
     #[test]
     fn an_ack_of_a_transmission_declared_lost_is_a_spurious_loss() {
         let r = rtt();
-        let mut d = five();
-        let mut t = Told::default();
-        d.on_ack(5, 0, &[(4000, 5000)], &mut t);
+        let (mut d, mut t) = five_with_the_last_acked();
         d.detect(0.039, &r, &mut t); // 1 and 2 lost (and out of the list)
         assert!(d.on_ack(2, 0, &[(1000, 2000), (4000, 5000)], &mut t));
         assert!(!d.on_ack(2, 0, &[], &mut t), "counted once");
