@@ -1,4 +1,4 @@
-"""Command lines of the Rust host binary (hosts/, `p4rcp-host`), in one place."""
+"""Command lines of the Rust binaries (hosts/: `p4rcp-host`, `p4rcp-linkem`), in one place."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST_BINARY = ROOT / "hosts" / "target" / "release" / "p4rcp-host"
+# The link emulator: its own binary, built by the same `make hosts`.
+LINKEM_BINARY = ROOT / "hosts" / "target" / "release" / "p4rcp-linkem"
 
 
 def recv(out: Path) -> list[str]:
@@ -41,5 +43,5 @@ def poisson(dst_ip: str, scheme: str, load: float, capacity_bps: float, sizes: s
 
 def link_emulator(if_a: str, if_b: str, delay_ms: float, loss_pct: float) -> list[str]:
     """Bridges two interfaces: delay_ms each way, loss_pct from a to b."""
-    return [str(HOST_BINARY), "linkem", "--if-a", if_a, "--if-b", if_b, "--delay", f"{delay_ms}ms",
+    return [str(LINKEM_BINARY), "--if-a", if_a, "--if-b", if_b, "--delay", f"{delay_ms}ms",
             "--loss", f"{loss_pct}"]

@@ -16,7 +16,7 @@
 #
 # Needs root (network namespaces), iproute2 and python3. The link is veth +
 # netem + tbf if the kernel has sch_netem, else TUN devices joined by
-# `p4rcp-host linkem`. Everything it creates is removed on exit.
+# `p4rcp-linkem`. Everything it creates is removed on exit.
 #
 # Environment: BENCH_PACING_SECS (5), BENCH_CPU_FLOWS (100), BENCH_CPU_SECS
 # (10), BENCH_LINK_SECS (60), P4RCP_LINK=linkem to force the user-space link.
@@ -41,6 +41,7 @@ done
 echo "== building (release)"
 cargo build --release --quiet --manifest-path "$CRATE/Cargo.toml"
 BIN="$CRATE/target/release/p4rcp-host"
+LINKEM="$CRATE/target/release/p4rcp-linkem"
 
 TAG="p4hb$$"
 NS_LO="${TAG}lo"
@@ -128,14 +129,14 @@ if [ $netem = yes ]; then
     tc -n "$NS_A" qdisc add dev p4ba parent 1: handle 2: tbf rate 20mbit burst 32kbit limit 75000
     tc -n "$NS_B" qdisc add dev p4bb root netem delay 15ms
 else
-    LINK="tun + p4rcp-host linkem (no sch_netem in this kernel)"
+    LINK="tun + p4rcp-linkem (no sch_netem in this kernel)"
     for ns in "$NS_A" "$NS_B"; do
         ip -n "$ns" tuntap add dev p4bt mode tun
         ip -n "$ns" link set p4bt up
     done
     ip -n "$NS_A" addr add 10.202.0.1/24 dev p4bt
     ip -n "$NS_B" addr add 10.202.0.2/24 dev p4bt
-    "$BIN" linkem --ns-a "$NS_A" --dev-a p4bt --ns-b "$NS_B" --dev-b p4bt \
+    "$LINKEM" --ns-a "$NS_A" --dev-a p4bt --ns-b "$NS_B" --dev-b p4bt \
         --delay 15ms --loss 1 --rate 20mbit --limit 75k 2>"$WORK/linkem.log" &
     PIDS+=($!)
 fi

@@ -1,29 +1,21 @@
-//! p4rcp-host: the end hosts of p4rcp (see README.md and docs/protocol.md).
+//! p4rcp-host: the command line of the end hosts (README.md), a thin layer
+//! over the `p4rcp_host` library: it parses and checks the arguments,
+//! opens the sinks and sockets, runs the library's loops and prints their
+//! counters.
 
-mod cc;
-mod engine;
-mod linkem;
-mod monitor;
-mod net;
-mod pattern;
-mod rangeset;
-mod receiver;
-mod record;
-mod sender;
-mod tcp;
-mod traffic;
-mod units;
-mod wire;
-
-#[cfg(test)]
-mod sim;
-
-use cc::CcSpec;
 use clap::{Args, Parser, Subcommand};
-use engine::{Arrivals, SenderEngine};
-use record::Sink;
-use sender::FlowParams;
-use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
+use p4rcp_host::cc::CcSpec;
+use p4rcp_host::io::engine::{self, SenderEngine};
+use p4rcp_host::io::net;
+use p4rcp_host::io::sink::Sink;
+use p4rcp_host::transport::record;
+use p4rcp_host::transport::sender::FlowParams;
+use p4rcp_host::transport::wire::RCP_UDP_PORT;
+use p4rcp_host::workload::arrivals::{AtOnce, Poisson};
+use p4rcp_host::workload::sizes::SizeDist;
+use p4rcp_host::workload::traffic::Workload;
+use p4rcp_host::{cli, tcp, units};
+use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -46,9 +38,6 @@ enum Cmd {
     Send(SendArgs),
     /// Poisson flow arrivals for a target load; one record per flow.
     Traffic(TrafficArgs),
-    /// Test helper: a user-space emulated link between two TUN devices
-    /// (delay, loss, reordering, rate) for kernels without sch_netem.
-    Linkem(linkem::LinkemArgs),
 }
 
 #[derive(Args)]
@@ -68,6 +57,10 @@ struct RecvArgs {
     /// Exit after this long (default: run until SIGINT/SIGTERM).
     #[arg(long, value_parser = units::parse_duration)]
     duration: Option<Duration>,
+    /// Check the arguments as a start would, then exit (0: good, 2: the
+    /// message a start would print); opens no socket or file.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args, Clone)]
@@ -106,6 +99,10 @@ struct FlowArgs {
     /// Local UDP address to send from.
     #[arg(long, default_value = "0.0.0.0:0")]
     bind: String,
+    /// Check the arguments as a start would, then exit (0: good, 2: the
+    /// message a start would print); opens no socket or file.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args)]
@@ -140,9 +137,9 @@ struct TrafficArgs {
     /// Bottleneck capacity (e.g. 15mbit), in frame bits like every rate.
     #[arg(long, value_parser = units::parse_rate_kbps)]
     capacity: f64,
-    /// fixed:BYTES | exp:MEAN | pareto:SHAPE:MEAN | cdf:FILE
-    #[arg(long, value_parser = traffic::SizeDist::parse)]
-    sizes: traffic::SizeDist,
+    /// fixed:BYTES | exp:MEAN | pareto:SHAPE:MEAN | pareto:SHAPE:MEAN:MAX | cdf:FILE
+    #[arg(long, value_parser = SizeDist::parse)]
+    sizes: SizeDist,
     /// Flows arrive during this long; the command then waits for them to end.
     #[arg(long, value_parser = units::parse_duration)]
     duration: Duration,
@@ -154,12 +151,11 @@ struct TrafficArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = cli::parse_or_exit("p4rcp-host");
     let r = match cli.cmd {
         Cmd::Recv(a) => cmd_recv(a),
         Cmd::Send(a) => cmd_send(a),
         Cmd::Traffic(a) => cmd_traffic(a),
-        Cmd::Linkem(a) => linkem::run(a),
     };
     match r {
         Ok(code) => code,
@@ -170,32 +166,34 @@ fn main() -> ExitCode {
     }
 }
 
-fn resolve(to: &str, default_port: u16) -> Result<SocketAddr, String> {
-    if let Ok(ip) = to.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, default_port));
-    }
-    if let Ok(sa) = to.parse::<SocketAddr>() {
-        return Ok(sa);
-    }
-    let with_port = if to.contains(':') {
-        to.to_string()
-    } else {
-        format!("{to}:{default_port}")
-    };
-    with_port
-        .to_socket_addrs()
-        .map_err(|e| format!("bad address '{to}': {e}"))?
-        .next()
-        .ok_or_else(|| format!("'{to}' resolves to no address"))
-}
-
 fn random_u32() -> u32 {
     use rand::Rng;
     rand::thread_rng().gen()
 }
 
+/// `--check`: the addresses a start would resolve are well-formed (no
+/// lookup, no socket, no file).
+fn check_addresses(addrs: &[&str]) -> Result<ExitCode, String> {
+    for a in addrs {
+        net::check_address(a)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--check` of `send` and `traffic`, once their other arguments passed:
+/// the addresses the scheme's transport would resolve.
+fn check_flow(f: &FlowArgs) -> Result<ExitCode, String> {
+    match f.cc {
+        CcSpec::Tcp(_) => check_addresses(&[&f.to]),
+        _ => check_addresses(&[&f.to, &f.bind]),
+    }
+}
+
 fn cmd_recv(a: RecvArgs) -> Result<ExitCode, String> {
-    let bind = resolve(&a.bind, wire::RCP_UDP_PORT)?;
+    if a.check {
+        return check_addresses(&[&a.bind]);
+    }
+    let bind = net::resolve(&a.bind, RCP_UDP_PORT)?;
     let out = match &a.out {
         Some(p) => Some(Sink::open(Some(p))?),
         None => None,
@@ -228,22 +226,7 @@ fn cmd_recv(a: RecvArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Arrivals of `send`: all flows at time 0.
-struct AtOnce(Vec<(FlowParams, Box<dyn cc::RateController>)>);
-
-impl Arrivals for AtOnce {
-    fn next_time(&self) -> Option<f64> {
-        if self.0.is_empty() {
-            None
-        } else {
-            Some(0.0)
-        }
-    }
-    fn take(&mut self, _now: f64) -> Option<(FlowParams, Box<dyn cc::RateController>)> {
-        self.0.pop()
-    }
-}
-
+/// The flow every `send` and `traffic` flow starts from.
 fn flow_params(f: &FlowArgs, flow_id: u32, dst: SocketAddr, size: Option<u64>, duration: Option<f64>) -> FlowParams {
     FlowParams {
         flow_id,
@@ -261,6 +244,27 @@ fn flow_params(f: &FlowArgs, flow_id: u32, dst: SocketAddr, size: Option<u64>, d
     }
 }
 
+/// The TCP flow every `send` and `traffic` flow of `tcp[:ALGO]` starts from.
+fn tcp_flow(
+    f: &FlowArgs,
+    algo: &Option<String>,
+    trace: Option<Sink>,
+    size: Option<u64>,
+    duration: Option<f64>,
+) -> Result<tcp::TcpFlow, String> {
+    Ok(tcp::TcpFlow {
+        flow_id: 0,
+        index: None,
+        dst: SocketAddr::new(net::resolve(&f.to, f.tcp_port)?.ip(), f.tcp_port),
+        algo: algo.clone(),
+        size,
+        duration,
+        timeout_s: f.timeout.as_secs_f64(),
+        trace,
+        sample_interval_s: f.sample_interval.as_secs_f64(),
+    })
+}
+
 fn sinks(f: &FlowArgs) -> Result<(Sink, Option<Sink>), String> {
     let out = Sink::open(f.out.as_deref())?;
     let trace = match &f.trace {
@@ -272,6 +276,9 @@ fn sinks(f: &FlowArgs) -> Result<(Sink, Option<Sink>), String> {
 
 fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
+    if f.check {
+        return check_flow(f);
+    }
     let (out, trace) = sinks(f)?;
     let first_id = a.flow_id.unwrap_or_else(random_u32);
     let ids: Vec<u32> = (0..a.flows).map(|i| first_id.wrapping_add(i)).collect();
@@ -279,36 +286,10 @@ fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     net::install_signal_handlers();
     net::tighten_timer_slack();
     if let CcSpec::Tcp(algo) = &f.cc {
-        let dst = SocketAddr::new(resolve(&f.to, f.tcp_port)?.ip(), f.tcp_port);
+        let template = tcp_flow(f, algo, trace, a.size, duration)?;
         let cpu0 = net::cpu_seconds();
         let t0 = std::time::Instant::now();
-        let handles: Vec<_> = ids
-            .iter()
-            .map(|&flow_id| {
-                let flow = tcp::TcpFlow {
-                    flow_id,
-                    index: None,
-                    dst,
-                    algo: algo.clone(),
-                    size: a.size,
-                    duration,
-                    timeout_s: f.timeout.as_secs_f64(),
-                    trace: trace.clone(),
-                    sample_interval_s: f.sample_interval.as_secs_f64(),
-                };
-                let out = out.clone();
-                std::thread::spawn(move || {
-                    let rec = tcp::run_flow(&flow);
-                    out.write(&rec);
-                    rec.completed && rec.verified != Some(false)
-                })
-            })
-            .collect();
-        let ok = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(false))
-            .filter(|x| *x)
-            .count();
+        let ok = tcp::run_at_once(&template, &ids, &out);
         if a.stats {
             eprintln!(
                 "{}",
@@ -321,8 +302,8 @@ fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
             ExitCode::from(1)
         });
     }
-    let dst = resolve(&f.to, wire::RCP_UDP_PORT)?;
-    let bind = resolve(&f.bind, 0)?;
+    let dst = net::resolve(&f.to, RCP_UDP_PORT)?;
+    let bind = net::resolve(&f.bind, 0)?;
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
     let mut flows = Vec::new();
     for &id in ids.iter().rev() {
@@ -344,37 +325,9 @@ fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     })
 }
 
-/// Arrivals of `traffic` over UDP.
-struct UdpArrivals<'a> {
-    w: traffic::Workload,
-    f: &'a FlowArgs,
-    dst: SocketAddr,
-    base_id: u32,
-    seed: u64,
-}
-
-impl Arrivals for UdpArrivals<'_> {
-    fn next_time(&self) -> Option<f64> {
-        self.w.peek()
-    }
-    fn take(&mut self, _now: f64) -> Option<(FlowParams, Box<dyn cc::RateController>)> {
-        let index = self.w.count;
-        let (_, size) = self.w.pop()?;
-        let id = self.base_id.wrapping_add(index as u32);
-        let mut p = flow_params(self.f, id, self.dst, Some(size), None);
-        p.index = Some(index);
-        let cc = self
-            .f
-            .cc
-            .build(self.seed ^ ((index + 1) * 0x9E37_79B9), self.f.max_rate)?;
-        Some((p, cc))
-    }
-}
-
 fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
-    let (out, trace) = sinks(f)?;
-    let w = traffic::Workload::new(
+    let w = Workload::new(
         a.load,
         a.capacity,
         a.sizes.clone(),
@@ -383,6 +336,10 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         a.seed,
         a.max_flows,
     )?;
+    if f.check {
+        return check_flow(f);
+    }
+    let (out, trace) = sinks(f)?;
     eprintln!(
         "p4rcp-host: {} flows/s expected ({} s, mean size {:.0} B, load {} of {} kb/s)",
         record::round(w.lambda, 3),
@@ -395,79 +352,26 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     net::tighten_timer_slack();
     let base_id = random_u32() & 0xfff0_0000;
     if let CcSpec::Tcp(algo) = &f.cc {
-        let dst = SocketAddr::new(resolve(&f.to, f.tcp_port)?.ip(), f.tcp_port);
-        let sampling = (trace, f.sample_interval.as_secs_f64());
-        return run_tcp_traffic(w, dst, algo.clone(), f.timeout.as_secs_f64(), base_id, out, sampling);
+        let template = tcp_flow(f, algo, trace, None, None)?;
+        let st = tcp::run_traffic(w, &template, base_id, &out);
+        eprintln!(
+            "{}",
+            serde_json::json!({"event": "traffic_stats", "stats": {"flows_started": st.started, "spawn_failures": st.spawn_failures, "wall_s": st.wall_s}})
+        );
+        return Ok(ExitCode::SUCCESS);
     }
-    let dst = resolve(&f.to, wire::RCP_UDP_PORT)?;
-    let bind = resolve(&f.bind, 0)?;
+    let dst = net::resolve(&f.to, RCP_UDP_PORT)?;
+    let bind = net::resolve(&f.bind, 0)?;
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
     let mut eng = SenderEngine::new(sock, out, trace);
-    let mut arr = UdpArrivals {
+    let mut arr = Poisson {
         w,
-        f,
-        dst,
+        template: flow_params(f, 0, dst, None, None),
+        cc: f.cc.clone(),
         base_id,
         seed: a.seed,
     };
     eng.run(&mut arr);
     eprintln!("{}", serde_json::json!({"event": "traffic_stats", "stats": eng.stats}));
-    Ok(ExitCode::SUCCESS)
-}
-
-fn run_tcp_traffic(
-    mut w: traffic::Workload,
-    dst: SocketAddr,
-    algo: Option<String>,
-    timeout_s: f64,
-    base_id: u32,
-    out: Sink,
-    (trace, sample_interval_s): (Option<Sink>, f64),
-) -> Result<ExitCode, String> {
-    let t0 = std::time::Instant::now();
-    let mut handles = Vec::new();
-    let (mut started, mut failed_spawn) = (0u64, 0u64);
-    while let Some(t) = w.peek() {
-        if net::stopping() {
-            break;
-        }
-        let now = t0.elapsed().as_secs_f64();
-        if t > now {
-            std::thread::sleep(Duration::from_secs_f64((t - now).min(0.5)));
-            continue;
-        }
-        let index = w.count;
-        let Some((_, size)) = w.pop() else { break };
-        let flow = tcp::TcpFlow {
-            flow_id: base_id.wrapping_add(index as u32),
-            index: Some(index),
-            dst,
-            algo: algo.clone(),
-            size: Some(size),
-            duration: None,
-            timeout_s,
-            trace: trace.clone(),
-            sample_interval_s,
-        };
-        let out = out.clone();
-        match std::thread::Builder::new()
-            .stack_size(256 * 1024)
-            .spawn(move || out.write(&tcp::run_flow(&flow)))
-        {
-            Ok(h) => {
-                handles.push(h);
-                started += 1;
-            }
-            Err(_) => failed_spawn += 1,
-        }
-        handles.retain(|h| !h.is_finished());
-    }
-    for h in handles {
-        let _ = h.join();
-    }
-    eprintln!(
-        "{}",
-        serde_json::json!({"event": "traffic_stats", "stats": {"flows_started": started, "spawn_failures": failed_spawn, "wall_s": t0.elapsed().as_secs_f64()}})
-    );
     Ok(ExitCode::SUCCESS)
 }

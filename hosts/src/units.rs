@@ -1,4 +1,5 @@
-//! Command-line units: rates, byte counts, durations; and pacing arithmetic.
+//! Command-line units: rates, byte counts, durations; and the time a frame
+//! takes at a rate.
 
 use std::time::Duration;
 
@@ -83,48 +84,6 @@ pub fn packet_interval(frame_bytes: usize, rate_kbps: f64) -> Duration {
     Duration::from_secs_f64(frame_bytes as f64 * 8.0 / (rate * 1000.0))
 }
 
-/// A pacer: the earliest time the next packet may leave. Successive
-/// departures are spaced by exactly one packet interval at the current rate
-/// ("schedule" arithmetic), so timer lateness does not lower the average
-/// rate: a late wake-up sends what is due at once. Credit for lateness is
-/// bounded by `max_lag` (10 ms: on a loaded 2-core machine a process is
-/// often descheduled for a few ms, and a 2 ms bound lost 5% of the rate at
-/// 100 Mb/s), and no credit accumulates while the flow has nothing to send.
-#[derive(Clone, Debug)]
-pub struct Pacer {
-    next: f64,
-    pub max_lag: f64,
-}
-
-impl Pacer {
-    /// `now` and all times are seconds on one monotonic clock.
-    pub fn new(now: f64) -> Pacer {
-        Pacer {
-            next: now,
-            max_lag: 0.010,
-        }
-    }
-    /// Earliest departure of the next packet.
-    pub fn next_departure(&self) -> f64 {
-        self.next
-    }
-    /// May a packet leave at `now`?
-    pub fn ready(&self, now: f64) -> bool {
-        now >= self.next
-    }
-    /// A packet of `frame_bytes` left at `now` at `rate_kbps`.
-    pub fn on_send(&mut self, now: f64, frame_bytes: usize, rate_kbps: f64) {
-        let base = self.next.max(now - self.max_lag);
-        self.next = base + packet_interval(frame_bytes, rate_kbps).as_secs_f64();
-    }
-    /// Nothing to send at `now`: no credit accumulates while idle.
-    pub fn idle(&mut self, now: f64) {
-        if self.next < now {
-            self.next = now;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,34 +122,5 @@ mod tests {
         // at 500 Mb/s: 8624 / 5e8 = 17.248 us
         let d = packet_interval(1078, 500_000.0);
         assert!((d.as_secs_f64() - 17.248e-6).abs() < 1e-9);
-    }
-
-    #[test]
-    fn pacer_keeps_the_average_despite_late_wakeups() {
-        // 1000-byte frames at 8 Mb/s -> 1 ms apart. Wake up 0.3 ms late every
-        // time and send whatever is due: after 1 s exactly 1000 packets.
-        let mut p = Pacer::new(0.0);
-        let mut sent = 0;
-        let mut now: f64 = 0.0;
-        while now < 1.0 {
-            while p.ready(now) && p.next_departure() < 1.0 {
-                p.on_send(now, 1000, 8000.0);
-                sent += 1;
-            }
-            now = p.next_departure() + 0.0003;
-        }
-        assert_eq!(sent, 1000);
-    }
-
-    #[test]
-    fn pacer_gives_no_credit_for_idle_time() {
-        let mut p = Pacer::new(0.0);
-        p.on_send(0.0, 1000, 8000.0); // next at 1 ms
-        p.idle(5.0);
-        assert_eq!(p.next_departure(), 5.0);
-        // a wake-up far past the schedule is clamped to max_lag (10 ms) of credit
-        let mut q = Pacer::new(0.0);
-        q.on_send(10.0, 1000, 8000.0);
-        assert!((q.next_departure() - (10.0 - 0.010 + 0.001)).abs() < 1e-12);
     }
 }

@@ -101,27 +101,24 @@ fn bad_arguments_fail_clearly() {
         "cannot read CDF file",
     );
     fails_with(&["recv", "--bind", "300.1.1.1:5"], "bad address");
-    fails_with(
-        &[
-            "linkem", "--ns-a", "x", "--dev-a", "t", "--ns-b", "y", "--dev-b", "t", "--loss", "150",
-        ],
+    command_fails_with(
+        Command::new(linkem_bin()).args([
+            "--ns-a", "x", "--dev-a", "t", "--ns-b", "y", "--dev-b", "t", "--loss", "150",
+        ]),
         "percentage",
     );
 }
 
-/// linkem: exactly one of the TUN and Ethernet modes, else status 2.
+/// p4rcp-linkem: exactly one of the TUN and Ethernet modes, else status 2.
 #[test]
 fn linkem_needs_exactly_one_mode() {
     for (args, needle) in [
-        (vec!["linkem", "--delay", "20ms"], "exactly one mode"),
-        (
-            vec!["linkem", "--if-a", "e0", "--if-b", "e1", "--ns-a", "x"],
-            "not both",
-        ),
-        (vec!["linkem", "--if-a", "e0"], "missing --if-b"),
-        (vec!["linkem", "--ns-a", "x", "--dev-a", "t"], "missing --ns-b, --dev-b"),
+        (vec!["--delay", "20ms"], "exactly one mode"),
+        (vec!["--if-a", "e0", "--if-b", "e1", "--ns-a", "x"], "not both"),
+        (vec!["--if-a", "e0"], "missing --if-b"),
+        (vec!["--ns-a", "x", "--dev-a", "t"], "missing --ns-b, --dev-b"),
     ] {
-        let o = run_with_timeout(Command::new(bin()).args(&args), 20.0);
+        let o = run_with_timeout(Command::new(linkem_bin()).args(&args), 20.0);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(
@@ -396,4 +393,145 @@ fn open_ended_flows_have_the_receivers_last_byte_time() {
             "{x}: sender {start}..{acked}"
         );
     }
+}
+
+/// `--check` refused `cmd` as a start does: status 2, nothing on stdout,
+/// one line on stderr naming `needle`. Returns that line.
+fn check_refuses(cmd: &mut Command, needle: &str) -> String {
+    let o = run_with_timeout(cmd, 20.0);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{cmd:?}: {err}");
+    assert!(o.stdout.is_empty(), "{cmd:?}");
+    assert_eq!(err.lines().count(), 1, "{cmd:?}: not one line:\n{err}");
+    assert!(err.contains(needle), "{cmd:?}: {err:?} does not mention {needle:?}");
+    err
+}
+
+/// `--check` accepted `cmd`: status 0, nothing printed.
+fn check_accepts(cmd: &mut Command) {
+    let o = run_with_timeout(cmd, 20.0);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{cmd:?} printed something");
+}
+
+/// The Python runner's `traffic` command (it checks it before it builds a
+/// network), with `extra` arguments (`--check`).
+fn runner_traffic(sizes: &str, out: &str, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.arg("traffic")
+        .args(extra)
+        .args([
+            "--to",
+            "10.0.0.2",
+            "--cc",
+            "rcp",
+            "--load",
+            "0.45",
+            "--capacity",
+            "15000kbit",
+        ])
+        .args(["--sizes", sizes, "--duration", "15", "--seed", "1000", "--out", out]);
+    cmd
+}
+
+#[test]
+fn check_refuses_a_bad_pareto_shape_with_the_start_s_message() {
+    let dir = TempDir::new("check-shape");
+    let out = dir.file("x.jsonl");
+    let line = check_refuses(
+        &mut runner_traffic("pareto:0.5:25000", &out, &["--check"]),
+        "Pareto shape must be > 1",
+    );
+    assert!(line.starts_with("p4rcp-host: "), "{line}");
+    // a real start refuses it with the very same line
+    let o = run_with_timeout(&mut runner_traffic("pareto:0.5:25000", &out, &[]), 20.0);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), line);
+    assert!(!std::path::Path::new(&out).exists());
+}
+
+#[test]
+fn check_refuses_what_a_start_refuses() {
+    let send_to = |to: &str, args: &[&str]| {
+        let mut cmd = Command::new(bin());
+        cmd.args(["send", "--check", "--to", to, "--size", "1k"]).args(args);
+        cmd
+    };
+    let send = |args: &[&str]| send_to("10.0.0.2", args);
+    check_refuses(&mut send(&["--cc", "bogus"]), "unknown --cc");
+    check_refuses(&mut send(&["--cc", "fixed"]), "fixed needs a rate");
+    check_refuses(&mut send(&["--cc", "rcp", "--max-rate", "15"]), "needs a unit");
+    check_refuses(&mut send(&["--cc", "rcp", "--timeout", "soon"]), "bad duration");
+    check_refuses(&mut send(&["--cc", "rcp", "--bind", "not an address"]), "bad address");
+    check_refuses(&mut send_to("300.1.1.1", &["--cc", "tcp"]), "bad address");
+    let dir = TempDir::new("check-refuses");
+    let out = dir.file("x.jsonl");
+    // what traffic::Workload::new and the size parser reject
+    check_refuses(
+        Command::new(bin())
+            .args(["traffic", "--check", "--to", "10.0.0.2", "--cc", "rcp", "--load", "0"])
+            .args(["--capacity", "15mbit", "--sizes", "exp:25k", "--duration", "15"]),
+        "--load must be > 0",
+    );
+    check_refuses(
+        &mut runner_traffic("cdf:/nonexistent", &out, &["--check"]),
+        "cannot read CDF file",
+    );
+    check_refuses(
+        &mut runner_traffic("fixed:0", &out, &["--check"]),
+        "fixed size must be > 0",
+    );
+    check_refuses(
+        Command::new(bin()).args(["recv", "--check", "--idle-timeout", "5furlongs"]),
+        "unknown duration unit",
+    );
+    check_refuses(
+        Command::new(linkem_bin()).args(["--check", "--if-a", "e0", "--if-b", "e1", "--loss", "150"]),
+        "percentage",
+    );
+    check_refuses(
+        Command::new(linkem_bin()).args(["--check", "--if-a", "e0"]),
+        "missing --if-b",
+    );
+    assert!(!std::path::Path::new(&out).exists());
+}
+
+/// A good command: status 0, nothing printed, no file created, no socket
+/// or device opened (the address is in use, the interfaces do not exist).
+#[test]
+fn check_accepts_a_good_command_and_starts_nothing() {
+    let dir = TempDir::new("check-good");
+    let (out, trace, stats) = (dir.file("out.jsonl"), dir.file("trace.jsonl"), dir.file("stats.json"));
+    check_accepts(&mut runner_traffic(
+        "pareto:1.2:25000",
+        &out,
+        &["--check", "--trace", &trace],
+    ));
+    // a bounded Pareto takes any shape > 0
+    check_accepts(&mut runner_traffic("pareto:0.5:25000:1000000", &out, &["--check"]));
+    for cc in ["vivace", "tcp:bbr"] {
+        check_accepts(
+            Command::new(bin())
+                .args(["send", "--check", "--to", "10.0.0.2:7000", "--cc", cc])
+                .args(["--duration", "30", "--flows", "4", "--out", &out, "--trace", &trace]),
+        );
+    }
+    let busy = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let busy = busy.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    check_accepts(Command::new(bin()).args(["recv", "--check", "--bind", &busy, "--out", &out]));
+    check_accepts(
+        Command::new(linkem_bin())
+            .args(["--check", "--if-a", "p4rcp-no-if0", "--if-b", "p4rcp-no-if1"])
+            .args(["--delay", "20ms", "--loss", "1", "--rate", "15mbit", "--stats", &stats]),
+    );
+    for f in [&out, &trace, &stats] {
+        assert!(!std::path::Path::new(f).exists(), "{f} was created");
+    }
+    // the same receiver without --check cannot start: the address is taken
+    command_fails_with(Command::new(bin()).args(["recv", "--bind", &busy]), "cannot bind UDP");
 }

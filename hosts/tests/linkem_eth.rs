@@ -1,4 +1,4 @@
-//! `p4rcp-host linkem --if-a --if-b` (Ethernet mode) between two veth
+//! `p4rcp-linkem --if-a --if-b` (Ethernet mode) between two veth
 //! ends in a "box" namespace, as in the Mininet experiments:
 //!
 //! ```text
@@ -143,7 +143,7 @@ fn setup(tag: &str, linkem_args: &[&str], host_offload: bool) -> Option<Bed> {
         }
         bed.linkem = Proc::spawn(
             Command::new("ip")
-                .args(["netns", "exec", &nsbox, bin(), "linkem", "--if-a", "e0", "--if-b", "e1"])
+                .args(["netns", "exec", &nsbox, linkem_bin(), "--if-a", "e0", "--if-b", "e1"])
                 .args(linkem_args)
                 .args(["--stats", &bed.stats])
                 .stdout(Stdio::null())

@@ -5,7 +5,7 @@
 //!
 //! The link is a veth pair with `netem` (delay, loss, reorder) and `tbf`
 //! (rate) when the kernel has `sch_netem`; otherwise (as on the project's
-//! CI VMs) two TUN devices joined by `p4rcp-host linkem`, which emulates the
+//! CI VMs) two TUN devices joined by `p4rcp-linkem`, which emulates the
 //! same link in user space. `P4RCP_LINK=linkem` forces the latter.
 //!
 //! Needs root and iproute2; without them every test prints SKIPPED and
@@ -132,10 +132,8 @@ fn setup(tag: &str, loss_pct: f64, reorder_pct: f64) -> Option<Bed> {
             }
             let (l, ro) = (loss_pct.to_string(), reorder_pct.to_string());
             bed.procs.push(Proc::spawn(
-                Command::new(bin())
-                    .args([
-                        "linkem", "--ns-a", &ns_a, "--dev-a", "p4ht", "--ns-b", &ns_b, "--dev-b", "p4ht",
-                    ])
+                Command::new(linkem_bin())
+                    .args(["--ns-a", &ns_a, "--dev-a", "p4ht", "--ns-b", &ns_b, "--dev-b", "p4ht"])
                     .args(["--delay", "10ms", "--loss", &l, "--loss-back", &l, "--reorder", &ro])
                     .args(["--rate", "20mbit", "--limit", "75k"])
                     .stdout(Stdio::null())

@@ -1,6 +1,6 @@
 //! Rate controllers: one interface, one module each.
 //!
-//! The shared driver (`crate::sender`) owns everything that is not the
+//! The shared driver (`crate::transport::sender`) owns everything that is not the
 //! algorithm: pacing, the handshake, loss detection, retransmission, RTT
 //! estimation and the monitor-interval (MI) bookkeeping. A controller sees
 //! only typed inputs: the SYNACK's rate, the echoed rate of every ACK, and

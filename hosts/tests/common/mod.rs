@@ -10,6 +10,11 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_p4rcp-host")
 }
 
+/// The link emulator.
+pub fn linkem_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_p4rcp-linkem")
+}
+
 /// A temporary directory removed on drop.
 pub struct TempDir(pub PathBuf);
 

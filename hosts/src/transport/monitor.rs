@@ -2,10 +2,10 @@
 //! became of them, and the interval's report once the fate of every one is
 //! known (PCC Allegro §3.1: the Monitor Module).
 //!
-//! The sender decides what became of a packet; the monitor only counts. A
-//! packet is *delivered* as soon as an ACK covers its bytes (cumulative ack
-//! or SACK block, `sender.rs`), whether or not its own ACK arrived, and
-//! *lost* when the sender's loss detection gives up on it while nothing
+//! The sender's loss detector (`loss.rs`) decides what became of a packet;
+//! the monitor only counts. A packet is *delivered* as soon as an ACK
+//! covers its bytes (cumulative ack or SACK block), whether or not its own
+//! ACK arrived, and *lost* when loss detection gives up on it while nothing
 //! covers it. A lost ACK is therefore not a lost packet: the next ACK's
 //! cumulative ack or SACK blocks deliver it.
 //!

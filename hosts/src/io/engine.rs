@@ -6,11 +6,13 @@
 //! due. No flow ever spins: a flow that is early simply is not called.
 
 use crate::cc::RateController;
-use crate::net;
-use crate::receiver::Receiver;
-use crate::record::Sink;
-use crate::sender::{FlowParams, SenderFlow, Tx};
-use crate::wire::Packet;
+use crate::io::net;
+use crate::io::sink::Sink;
+use crate::transport::receiver::Receiver;
+use crate::transport::sender::{FlowParams, SenderFlow};
+use crate::transport::wire::Packet;
+use crate::transport::Tx;
+use crate::workload::arrivals::Arrivals;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::net::{SocketAddr, UdpSocket};
@@ -31,12 +33,6 @@ impl Tx for BatchTx<'_> {
         self.batch.push(buf, dst);
         true
     }
-}
-
-/// Flows to start, in time order (engine seconds).
-pub trait Arrivals {
-    fn next_time(&self) -> Option<f64>;
-    fn take(&mut self, now: f64) -> Option<(FlowParams, Box<dyn RateController>)>;
 }
 
 /// Counters of the sender loop.

@@ -1,17 +1,8 @@
-//! Workloads: Poisson flow arrivals for a target load, flow sizes from a
-//! distribution. The arrival times and sizes depend only on the seed, the
-//! load, the capacity, the distribution and the MSS, never on the scheme, so
-//! every scheme sees the same flows.
+//! Flow sizes: the distributions of `--sizes`.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp};
-
-/// Bytes one DATA packet adds to its payload on the wire: Ethernet + IPv4 +
-/// UDP (42) and the RCP and host headers (36).
-pub const PER_PACKET_OVERHEAD: f64 = 78.0;
-/// Frames a flow sends besides its DATA packets: the SYN and the FIN.
-pub const CONTROL_FRAMES_PER_FLOW: f64 = 2.0;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeDist {
@@ -25,34 +16,52 @@ pub enum SizeDist {
         shape: f64,
         mean: f64,
     },
+    /// Bounded Pareto on `[scale, max]` with shape `shape` (> 0): density
+    /// a L^a x^(-a-1) / (1 - (L/H)^a), the scale L chosen so that the mean
+    /// of the bounded distribution is `mean` ([`bounded_pareto_scale`]).
+    BoundedPareto {
+        shape: f64,
+        mean: f64,
+        max: f64,
+        scale: f64,
+    },
     /// Piecewise-linear CDF: (size bytes, cumulative probability) points.
     Cdf(Vec<(f64, f64)>),
 }
 
 impl SizeDist {
-    /// `fixed:BYTES`, `exp:MEAN`, `pareto:SHAPE:MEAN`, `cdf:FILE`.
+    /// `fixed:BYTES`, `exp:MEAN`, `pareto:SHAPE:MEAN`,
+    /// `pareto:SHAPE:MEAN:MAX`, `cdf:FILE` (the path may hold colons).
     pub fn parse(s: &str) -> Result<SizeDist, String> {
-        let parts: Vec<&str> = s.splitn(3, ':').collect();
+        let bad = || {
+            format!(
+                "bad --sizes '{s}' (use fixed:BYTES, exp:MEAN, pareto:SHAPE:MEAN, pareto:SHAPE:MEAN:MAX or cdf:FILE)"
+            )
+        };
+        let (kind, rest) = s.split_once(':').ok_or_else(bad)?;
         let bytes = |x: &str| crate::units::parse_bytes(x);
-        match parts.as_slice() {
-            ["fixed", b] => {
+        match (kind, rest.split(':').collect::<Vec<_>>().as_slice()) {
+            ("fixed", [b]) => {
                 let b = bytes(b)?;
                 if b == 0 {
                     return Err("fixed size must be > 0".into());
                 }
                 Ok(SizeDist::Fixed(b))
             }
-            ["exp", m] => {
+            ("exp", [m]) => {
                 let m = bytes(m)? as f64;
                 if m < 1.0 {
                     return Err("exp mean must be >= 1 byte".into());
                 }
                 Ok(SizeDist::Exp { mean: m })
             }
-            ["pareto", shape, m] => {
+            ("pareto", [shape, m]) => {
                 let shape: f64 = shape.parse().map_err(|_| format!("bad Pareto shape '{shape}'"))?;
                 if !(shape > 1.0 && shape.is_finite()) {
-                    return Err(format!("Pareto shape must be > 1 (a finite mean), got {shape}"));
+                    return Err(format!(
+                        "Pareto shape must be > 1 (a finite mean), got {shape} (a bounded Pareto, \
+                         pareto:SHAPE:MEAN:MAX, takes any shape > 0)"
+                    ));
                 }
                 let m = bytes(m)? as f64;
                 if m < 1.0 {
@@ -60,19 +69,33 @@ impl SizeDist {
                 }
                 Ok(SizeDist::Pareto { shape, mean: m })
             }
-            ["cdf", path] => {
-                let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read CDF file {path}: {e}"))?;
-                SizeDist::parse_cdf(&text).map_err(|e| format!("{path}: {e}"))
+            ("pareto", [shape, m, max]) => {
+                let shape: f64 = shape.parse().map_err(|_| format!("bad Pareto shape '{shape}'"))?;
+                if !(shape > 0.0 && shape.is_finite()) {
+                    return Err(format!(
+                        "bounded Pareto shape must be > 0 (any shape has a finite mean below a bound), got {shape}"
+                    ));
+                }
+                let (m, max) = (bytes(m)? as f64, bytes(max)? as f64);
+                if m < 1.0 {
+                    return Err("Pareto mean must be >= 1 byte".into());
+                }
+                if max <= m {
+                    return Err(format!("bounded Pareto needs MEAN < MAX, got mean {m} and MAX {max}"));
+                }
+                let scale = bounded_pareto_scale(shape, m, max);
+                Ok(SizeDist::BoundedPareto {
+                    shape,
+                    mean: m,
+                    max,
+                    scale,
+                })
             }
-            ["cdf", a, b] => {
-                // a path with a colon in it
-                let path = format!("{a}:{b}");
-                let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read CDF file {path}: {e}"))?;
-                SizeDist::parse_cdf(&text).map_err(|e| format!("{path}: {e}"))
+            ("cdf", _) => {
+                let text = std::fs::read_to_string(rest).map_err(|e| format!("cannot read CDF file {rest}: {e}"))?;
+                SizeDist::parse_cdf(&text).map_err(|e| format!("{rest}: {e}"))
             }
-            _ => Err(format!(
-                "bad --sizes '{s}' (use fixed:BYTES, exp:MEAN, pareto:SHAPE:MEAN or cdf:FILE)"
-            )),
+            _ => Err(bad()),
         }
     }
 
@@ -118,7 +141,7 @@ impl SizeDist {
     pub fn mean(&self) -> f64 {
         match self {
             SizeDist::Fixed(b) => *b as f64,
-            SizeDist::Exp { mean } | SizeDist::Pareto { mean, .. } => *mean,
+            SizeDist::Exp { mean } | SizeDist::Pareto { mean, .. } | SizeDist::BoundedPareto { mean, .. } => *mean,
             SizeDist::Cdf(pts) => {
                 // the first point carries its own probability mass; between
                 // points the size is uniform (linear interpolation)
@@ -162,6 +185,12 @@ impl SizeDist {
                 let u: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]
                 scale / u.powf(1.0 / shape)
             }
+            SizeDist::BoundedPareto { shape, max, scale, .. } => {
+                // inverse CDF: x = L / (1 - u (1 - (L/H)^a))^(1/a), u in [0, 1)
+                let u: f64 = rng.gen();
+                let x = scale / (1.0 - u * (1.0 - (scale / max).powf(*shape))).powf(1.0 / shape);
+                x.min(*max)
+            }
             SizeDist::Cdf(pts) => {
                 let u: f64 = rng.gen();
                 let mut x = pts[pts.len() - 1].0;
@@ -187,72 +216,34 @@ impl SizeDist {
     }
 }
 
-/// A Poisson stream of (arrival time, size) pairs.
-pub struct Workload {
-    rng: StdRng,
-    exp: Exp<f64>,
-    sizes: SizeDist,
-    duration: f64,
-    max_flows: Option<u64>,
-    next_t: f64,
-    pub count: u64,
-    /// Arrivals per second.
-    pub lambda: f64,
+/// Mean of a bounded Pareto with shape `a`, scale `l` and bound `h`:
+/// a L^a (L^(1-a) - H^(1-a)) / ((a - 1)(1 - (L/H)^a)) for a != 1, and
+/// L ln(H/L) / (1 - L/H) for a = 1; written with r = L/H and expm1 so that
+/// it stays accurate for any shape and ratio.
+pub fn bounded_pareto_mean(a: f64, l: f64, h: f64) -> f64 {
+    let ln_r = (l / h).ln();
+    let tail = if a == 1.0 {
+        ln_r
+    } else {
+        ((a - 1.0) * ln_r).exp_m1() / (a - 1.0)
+    };
+    a * l * tail / (a * ln_r).exp_m1()
 }
 
-impl Workload {
-    /// Arrival rate `lambda = load * capacity / (mean size on the wire)`,
-    /// where a flow of S bytes costs S * (mss + 78) / mss bytes of frames.
-    pub fn new(
-        load: f64,
-        capacity_kbps: f64,
-        sizes: SizeDist,
-        mss: usize,
-        duration: f64,
-        seed: u64,
-        max_flows: Option<u64>,
-    ) -> Result<Workload, String> {
-        if !(load > 0.0 && load.is_finite()) {
-            return Err(format!("--load must be > 0, got {load}"));
-        }
-        // The load counts link slots: bmv2 shapes the bottleneck in packets per
-        // second, so every frame of a flow (DATA, SYN, FIN) takes a full data
-        // frame's time whatever its length (docs/experiments.md, "Load").
-        let frame_bits = (mss as f64 + PER_PACKET_OVERHEAD) * 8.0;
-        let slots = sizes.mean_packets(mss) + CONTROL_FRAMES_PER_FLOW;
-        let lambda = load * capacity_kbps * 1000.0 / (slots * frame_bits);
-        let exp = Exp::new(lambda).map_err(|e| format!("bad arrival rate {lambda}: {e}"))?;
-        let mut rng = StdRng::seed_from_u64(seed);
-        let first = exp.sample(&mut rng);
-        Ok(Workload {
-            rng,
-            exp,
-            sizes,
-            duration,
-            max_flows,
-            next_t: first,
-            count: 0,
-            lambda,
-        })
-    }
-
-    /// Time of the next arrival (seconds from the start), if any.
-    pub fn peek(&self) -> Option<f64> {
-        if self.next_t >= self.duration || self.max_flows.is_some_and(|m| self.count >= m) {
-            None
+/// The scale L in (0, mean) of the bounded Pareto with shape `a` and bound
+/// `h` whose mean is `mean` (0 < mean < h), by bisection: the mean grows
+/// with L from 0 (L -> 0) to h (L -> h) and exceeds L, so L < mean.
+pub fn bounded_pareto_scale(a: f64, mean: f64, h: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, mean);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if bounded_pareto_mean(a, mid, h) < mean {
+            lo = mid;
         } else {
-            Some(self.next_t)
+            hi = mid;
         }
     }
-
-    /// Take the next arrival: (time, size).
-    pub fn pop(&mut self) -> Option<(f64, u64)> {
-        let t = self.peek()?;
-        let size = self.sizes.sample(&mut self.rng);
-        self.next_t += self.exp.sample(&mut self.rng);
-        self.count += 1;
-        Some((t, size))
-    }
+    0.5 * (lo + hi)
 }
 
 #[cfg(test)]
@@ -275,6 +266,72 @@ mod tests {
         assert!(SizeDist::parse("fixed:0").is_err());
         assert!(SizeDist::parse("uniform:5").is_err());
         assert!(SizeDist::parse("cdf:/nonexistent/file").is_err());
+    }
+
+    #[test]
+    fn bounded_pareto_specs() {
+        match SizeDist::parse("pareto:1.2:25k:1M") {
+            Ok(SizeDist::BoundedPareto {
+                shape,
+                mean,
+                max,
+                scale,
+            }) => {
+                assert_eq!((shape, mean, max), (1.2, 25_000.0, 1e6));
+                assert!((bounded_pareto_mean(shape, scale, max) / mean - 1.0).abs() < 1e-12);
+                assert!((6554.0..6555.0).contains(&scale), "{scale}");
+            }
+            d => panic!("{d:?}"),
+        }
+        // below a bound every shape has a finite mean
+        assert!(SizeDist::parse("pareto:0.5:25000:1000000").is_ok());
+        assert!(SizeDist::parse("pareto:1:25000:1000000").is_ok());
+        for (spec, needle) in [
+            ("pareto:0:25k:1M", "shape must be > 0"),
+            ("pareto:-1:25k:1M", "shape must be > 0"),
+            ("pareto:x:25k:1M", "bad Pareto shape"),
+            ("pareto:1.2:25k:25k", "MEAN < MAX"),
+            ("pareto:1.2:25k:10k", "MEAN < MAX"),
+            ("pareto:1.2:0:1M", ">= 1 byte"),
+            ("pareto:1.2:25k:1x", "unknown size unit"),
+            ("pareto:1.2:25k:1M:2", "bad --sizes"),
+            ("pareto:0.5:25000", "shape must be > 1"),
+        ] {
+            let e = SizeDist::parse(spec).err().unwrap_or_default();
+            assert!(e.contains(needle), "{spec}: {e:?}");
+        }
+    }
+
+    /// The mean against hand-computed cases: a = 2 on [1, 2]: 2 (1 - 1/2) /
+    /// (1 - 1/4) = 4/3; a = 1 on [1, e]: 1 / (1 - 1/e); a = 1/2 on [1, 4]:
+    /// (1/2) (1 - 2) / ((-1/2) (1 - 1/2)) = 2.
+    #[test]
+    fn bounded_pareto_mean_and_scale() {
+        let e = std::f64::consts::E;
+        assert!((bounded_pareto_mean(2.0, 1.0, 2.0) - 4.0 / 3.0).abs() < 1e-12);
+        assert!((bounded_pareto_mean(1.0, 1.0, e) - 1.0 / (1.0 - 1.0 / e)).abs() < 1e-12);
+        assert!((bounded_pareto_mean(0.5, 1.0, 4.0) - 2.0).abs() < 1e-12);
+        assert!((bounded_pareto_scale(0.5, 2.0, 4.0) - 1.0).abs() < 1e-9);
+        assert!((bounded_pareto_scale(2.0, 4.0 / 3.0, 2.0) - 1.0).abs() < 1e-9);
+    }
+
+    /// pareto:1.2:25000:1000000: the mean of 200 000 draws is within 1% of
+    /// 25000 (the offered load stays right); no draw exceeds MAX or falls
+    /// below the scale; the same seed gives the same sizes.
+    #[test]
+    fn bounded_pareto_samples() {
+        let d = SizeDist::parse("pareto:1.2:25000:1000000").unwrap_or(SizeDist::Fixed(1));
+        let draw = |seed: u64| -> Vec<u64> {
+            let mut rng = StdRng::seed_from_u64(seed);
+            (0..200_000).map(|_| d.sample(&mut rng)).collect()
+        };
+        let v = draw(1);
+        let mean = v.iter().sum::<u64>() as f64 / v.len() as f64;
+        assert!((mean / 25_000.0 - 1.0).abs() < 0.01, "{mean}");
+        assert!(v.iter().all(|&x| (6555..=1_000_000).contains(&x)));
+        assert!(v.iter().any(|&x| x > 900_000), "the tail reaches near the bound");
+        assert_eq!(v, draw(1));
+        assert_ne!(v, draw(2));
     }
 
     #[test]
@@ -319,24 +376,6 @@ mod tests {
     }
 
     #[test]
-    fn poisson_rate_matches_the_load() {
-        // 100 kB flows, mss 1000: 100 DATA + SYN + FIN = 102 slots of 1078 * 8
-        // bits = 879648 bits; load 0.5 of 10 Mb/s: lambda = 5e6 / 879648 = 5.6841 flows/s
-        let w = Workload::new(0.5, 10_000.0, SizeDist::Fixed(100_000), 1000, 1e9, 7, Some(50_000));
-        let mut w = w.unwrap_or_else(|e| panic!("{e}"));
-        assert!((w.lambda - 5.684092).abs() < 1e-5, "{}", w.lambda);
-        let mut last = 0.0;
-        while let Some((t, s)) = w.pop() {
-            assert!(t >= last);
-            assert_eq!(s, 100_000);
-            last = t;
-        }
-        assert_eq!(w.count, 50_000);
-        let rate = 50_000.0 / last;
-        assert!((rate / 5.684092 - 1.0).abs() < 0.02, "{rate}");
-    }
-
-    #[test]
     fn mean_packets_counts_the_last_partial_packet() {
         assert!((SizeDist::Fixed(100_000).mean_packets(1000) - 100.0).abs() < 1e-6);
         assert!((SizeDist::Fixed(100_001).mean_packets(1000) - 101.0).abs() < 1e-6);
@@ -350,32 +389,5 @@ mod tests {
             mean: 25_000.0,
         };
         assert!((p.mean_packets(1000) - 25.5).abs() < 0.01, "{}", p.mean_packets(1000));
-    }
-
-    #[test]
-    fn same_seed_same_flows() {
-        let mk = || {
-            Workload::new(
-                0.7,
-                15_000.0,
-                SizeDist::Pareto {
-                    shape: 1.2,
-                    mean: 25_000.0,
-                },
-                1000,
-                10.0,
-                42,
-                None,
-            )
-        };
-        let (mut a, mut b) = match (mk(), mk()) {
-            (Ok(a), Ok(b)) => (a, b),
-            _ => panic!("workload"),
-        };
-        let va: Vec<(f64, u64)> = std::iter::from_fn(|| a.pop()).collect();
-        let vb: Vec<(f64, u64)> = std::iter::from_fn(|| b.pop()).collect();
-        assert_eq!(va, vb);
-        assert!(va.iter().all(|(t, _)| *t < 10.0));
-        assert!(!va.is_empty());
     }
 }

@@ -1,7 +1,8 @@
-//! Thin OS helpers: socket options, waiting with a precise timeout, signals.
+//! Thin OS helpers: addresses, socket options, waiting with a precise
+//! timeout, signals.
 
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -51,6 +52,59 @@ pub fn setsockopt_int(fd: i32, level: i32, opt: i32, val: i32) -> io::Result<()>
         Ok(())
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+/// An address of the command line: `IP`, `IP:PORT`, `NAME` or `NAME:PORT`
+/// (`default_port` when none is given); names are looked up.
+pub fn resolve(to: &str, default_port: u16) -> Result<SocketAddr, String> {
+    if let Ok(ip) = to.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, default_port));
+    }
+    if let Ok(sa) = to.parse::<SocketAddr>() {
+        return Ok(sa);
+    }
+    let with_port = if to.contains(':') {
+        to.to_string()
+    } else {
+        format!("{to}:{default_port}")
+    };
+    with_port
+        .to_socket_addrs()
+        .map_err(|e| format!("bad address '{to}': {e}"))?
+        .next()
+        .ok_or_else(|| format!("'{to}' resolves to no address"))
+}
+
+/// What [`resolve`] would accept, without a lookup (`--check`): an IP
+/// address or socket address, or a well-formed host name (letters, digits,
+/// hyphens, dot-separated labels of 1-63 characters, the last not all
+/// digits) with an optional port.
+pub fn check_address(to: &str) -> Result<(), String> {
+    if to.parse::<IpAddr>().is_ok() || to.parse::<SocketAddr>().is_ok() {
+        return Ok(());
+    }
+    let (host, port) = match to.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (to, None),
+    };
+    let label_ok = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let labels: Vec<&str> = host.strip_suffix('.').unwrap_or(host).split('.').collect();
+    let name_ok = host.len() <= 253
+        && labels.iter().all(|l| label_ok(l))
+        && labels.last().is_some_and(|l| !l.chars().all(|c| c.is_ascii_digit()));
+    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok());
+    if name_ok && port_ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "bad address '{to}': not an IP address or a host name (with an optional :PORT)"
+        ))
     }
 }
 
@@ -334,5 +388,44 @@ impl SendBatch {
             done += 1;
         }
         self.n = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_addresses_resolve_without_a_lookup() {
+        assert_eq!(resolve("10.0.0.2", 6577), Ok(SocketAddr::from(([10, 0, 0, 2], 6577))));
+        assert_eq!(resolve("10.0.0.2:9", 6577), Ok(SocketAddr::from(([10, 0, 0, 2], 9))));
+    }
+
+    #[test]
+    fn addresses_are_checked_without_a_lookup() {
+        for ok in [
+            "10.0.0.2",
+            "10.0.0.2:6577",
+            "0.0.0.0:0",
+            "::1",
+            "[::1]:6577",
+            "h2",
+            "receiver.example:80",
+            "localhost.",
+        ] {
+            assert_eq!(check_address(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "not an address",
+            "300.1.1.1:5",
+            "10.0.0.2:99999",
+            "h2:port",
+            "-h2",
+            "a..b",
+            "",
+        ] {
+            let e = check_address(bad).err().unwrap_or_default();
+            assert!(e.contains("bad address"), "{bad}: {e:?}");
+        }
     }
 }

@@ -6,11 +6,13 @@
 //!
 //! Like the sender, this is pure logic: time and a [`Tx`] come from the caller.
 
-use crate::pattern;
-use crate::rangeset::RangeSet;
-use crate::record::{round, RecvRecord};
-use crate::sender::Tx;
-use crate::wire::{self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED};
+use crate::transport::rangeset::RangeSet;
+use crate::transport::record::{round, RecvRecord};
+use crate::transport::wire::{
+    self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED,
+};
+use crate::transport::Tx;
+use crate::workload::pattern;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 
@@ -323,7 +325,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::Collect;
+    use crate::transport::Outbox;
 
     fn peer() -> SocketAddr {
         SocketAddr::from(([10, 0, 0, 1], 40000))
@@ -358,15 +360,15 @@ mod tests {
         )
     }
 
-    fn last_ack(tx: &Collect) -> (u64, Vec<(u64, u64)>, u32) {
-        let p = Packet::parse(tx.0.last().map(|v| v.as_slice()).unwrap_or(&[])).unwrap_or_else(|e| panic!("{e}"));
+    fn last_ack(tx: &Outbox) -> (u64, Vec<(u64, u64)>, u32) {
+        let p = Packet::parse(tx.0.last().map(|(_, v)| v.as_slice()).unwrap_or(&[])).unwrap_or_else(|e| panic!("{e}"));
         match p.body {
             Body::Ack { cum_ack, sacks, .. } => (cum_ack, sacks.as_slice().to_vec(), p.rcp.feedback_kbps),
             b => panic!("not an ACK: {b:?}"),
         }
     }
 
-    fn open(rx: &mut Receiver, tx: &mut Collect, size: u64) {
+    fn open(rx: &mut Receiver, tx: &mut Outbox, size: u64) {
         rx.on_datagram(
             &pkt(
                 Body::Syn {
@@ -381,7 +383,7 @@ mod tests {
             0.0,
             tx,
         );
-        let p = Packet::parse(&tx.0[0]).unwrap_or_else(|e| panic!("{e}"));
+        let p = Packet::parse(&tx.0[0].1).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.body, Body::SynAck { window: RECV_WINDOW });
         assert_eq!(p.rcp.feedback_kbps, 9_000); // the SYN's stamped rate echoed
         assert_eq!(
@@ -397,7 +399,7 @@ mod tests {
     #[test]
     fn reassembles_out_of_order_and_sacks() {
         let mut rx = Receiver::new(60.0);
-        let mut tx = Collect::default();
+        let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 4000);
         rx.on_datagram(&data(2000, 1000), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx), (0, vec![(2000, 3000)], 7_000));
@@ -413,7 +415,7 @@ mod tests {
         assert_eq!(last_ack(&tx).0, 3000);
         rx.on_datagram(&data(3000, 1000), peer(), 0.1, 0.0, &mut tx);
         rx.on_datagram(&pkt(Body::Fin { final_size: 4000 }, 1), peer(), 0.2, 0.0, &mut tx);
-        let fin_bytes = tx.0.last().cloned().unwrap_or_default();
+        let fin_bytes = tx.0.last().map(|(_, v)| v.clone()).unwrap_or_default();
         let fin = Packet::parse(&fin_bytes).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             fin.body,
@@ -432,7 +434,7 @@ mod tests {
         // a repeated FIN gets the same answer
         rx.on_datagram(&pkt(Body::Fin { final_size: 4000 }, 1), peer(), 0.3, 0.0, &mut tx);
         assert_eq!(
-            Packet::parse(tx.0.last().map(|v| v.as_slice()).unwrap_or(&[]))
+            Packet::parse(tx.0.last().map(|(_, v)| v.as_slice()).unwrap_or(&[]))
                 .map(|p| p.body)
                 .ok(),
             Some(fin.body)
@@ -442,7 +444,7 @@ mod tests {
     #[test]
     fn last_byte_time_is_when_the_flow_became_whole() {
         let mut rx = Receiver::new(60.0);
-        let mut tx = Collect::default();
+        let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 2000);
         // the last packet first: the flow is not whole until the hole fills
         rx.on_datagram(&data(1000, 1000), peer(), 0.1, 100.0, &mut tx);
@@ -457,7 +459,7 @@ mod tests {
     #[test]
     fn an_open_ended_flow_has_its_last_byte_time_from_the_fin() {
         let mut rx = Receiver::new(60.0);
-        let mut tx = Collect::default();
+        let mut tx = Outbox::default();
         open(&mut rx, &mut tx, SIZE_UNKNOWN);
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
         rx.on_datagram(&data(1000, 1000), peer(), 0.2, 100.5, &mut tx);
@@ -473,7 +475,7 @@ mod tests {
     #[test]
     fn an_unfinished_flow_has_no_last_byte_time() {
         let mut rx = Receiver::new(60.0);
-        let mut tx = Collect::default();
+        let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 2000);
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
         rx.close_all(1.0);
@@ -484,7 +486,7 @@ mod tests {
     #[test]
     fn sack_blocks_put_the_latest_first() {
         let mut rx = Receiver::new(60.0);
-        let mut tx = Collect::default();
+        let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 100_000);
         for off in [2000, 4000, 6000, 8000, 10000] {
             rx.on_datagram(&data(off, 1000), peer(), 0.1, 0.0, &mut tx);
@@ -499,14 +501,14 @@ mod tests {
     #[test]
     fn corrupt_content_is_reported() {
         let mut rx = Receiver::new(60.0);
-        let mut tx = Collect::default();
+        let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 1000);
         let mut d = data(0, 1000);
         let n = d.len();
         d[n - 1] ^= 0xff;
         rx.on_datagram(&d, peer(), 0.1, 0.0, &mut tx);
         rx.on_datagram(&pkt(Body::Fin { final_size: 1000 }, 1), peer(), 0.2, 0.0, &mut tx);
-        let fin = Packet::parse(tx.0.last().map(|v| v.as_slice()).unwrap_or(&[]))
+        let fin = Packet::parse(tx.0.last().map(|(_, v)| v.as_slice()).unwrap_or(&[]))
             .map(|p| p.body)
             .ok();
         assert_eq!(
@@ -522,7 +524,7 @@ mod tests {
     #[test]
     fn idle_flows_expire_and_strangers_are_counted() {
         let mut rx = Receiver::new(5.0);
-        let mut tx = Collect::default();
+        let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 10_000);
         rx.on_datagram(&data(0, 1000), peer(), 1.0, 0.0, &mut tx);
         // DATA of an unknown flow, an ACK, garbage

@@ -1,9 +1,7 @@
-//! Per-flow JSON records and trace lines, one JSON object per line.
+//! Per-flow JSON records and trace lines, one JSON object per line
+//! (written by [`crate::io::sink::Sink`]).
 
 use serde::Serialize;
-use std::fs::OpenOptions;
-use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
 
 /// One line per flow, written by `send` and `traffic` (all schemes, TCP too).
 #[derive(Clone, Debug, Serialize, Default)]
@@ -110,62 +108,6 @@ pub struct TraceLine {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_scatter: Option<f64>,
     pub state: &'static str,
-}
-
-/// Where JSON lines go: stdout or a file opened for appending. Cloneable
-/// and shareable between threads; every line is flushed.
-#[derive(Clone)]
-pub struct Sink {
-    inner: Arc<Mutex<Box<dyn Write + Send>>>,
-}
-
-impl Sink {
-    pub fn stdout() -> Sink {
-        Sink {
-            inner: Arc::new(Mutex::new(Box::new(io::stdout()))),
-        }
-    }
-    pub fn append(path: &str) -> io::Result<Sink> {
-        let f = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Sink {
-            inner: Arc::new(Mutex::new(Box::new(io::BufWriter::new(f)))),
-        })
-    }
-    pub fn open(path: Option<&str>) -> Result<Sink, String> {
-        match path {
-            None | Some("-") => Ok(Sink::stdout()),
-            Some(p) => Sink::append(p).map_err(|e| format!("cannot open {p}: {e}")),
-        }
-    }
-    pub fn write<T: Serialize>(&self, v: &T) {
-        let line = match serde_json::to_string(v) {
-            Ok(l) => l,
-            Err(e) => format!("{{\"error\":\"record not serialisable: {e}\"}}"),
-        };
-        let mut w = match self.inner.lock() {
-            Ok(w) => w,
-            Err(p) => p.into_inner(),
-        };
-        let _ = writeln!(w, "{line}");
-        let _ = w.flush();
-    }
-    /// Like `write` without flushing (traces: many lines).
-    pub fn write_noflush<T: Serialize>(&self, v: &T) {
-        if let Ok(line) = serde_json::to_string(v) {
-            let mut w = match self.inner.lock() {
-                Ok(w) => w,
-                Err(p) => p.into_inner(),
-            };
-            let _ = writeln!(w, "{line}");
-        }
-    }
-    pub fn flush(&self) {
-        let mut w = match self.inner.lock() {
-            Ok(w) => w,
-            Err(p) => p.into_inner(),
-        };
-        let _ = w.flush();
-    }
 }
 
 /// Round to `digits` decimals (keeps records short and readable).

@@ -1,0 +1,18 @@
+//! p4rcp-host: the end hosts of p4rcp (see README.md and docs/protocol.md),
+//! as a library under the `p4rcp-host` command line.
+//!
+//! - [`transport`]: the host transport as a socket-free, clock-free state
+//!   machine: wire format, sender, receiver, monitor intervals, records;
+//! - [`cc`]: the rate controllers behind one trait;
+//! - [`io`]: event loops, sockets and OS helpers, JSON-line sinks;
+//! - [`workload`]: flow sizes, Poisson arrivals, the content pattern;
+//! - [`tcp`]: the kernel-TCP baseline;
+//! - [`units`]: rates, byte counts and durations of the command line.
+
+pub mod cc;
+pub mod cli;
+pub mod io;
+pub mod tcp;
+pub mod transport;
+pub mod units;
+pub mod workload;

@@ -1,0 +1,507 @@
+//! The sending side of one UDP flow, written once for every rate controller
+//! (`docs/protocol.md`, "Host transport"). A [`SenderFlow`] composes the
+//! parts of the protocol, each a type of its own:
+//!
+//! - Exchange: SYN attempts and their backoff ([`Handshake`]), paced DATA
+//!   acknowledged one by one, the FIN attempts once every byte arrived
+//!   ([`Close`]);
+//! - Reliability: RTT estimation ([`RttEstimator`]); the SACK scoreboard,
+//!   loss detection and the retransmission queue ([`LossDetector`]);
+//! - Pacing ([`Pacer`]) at the rate the controller ([`crate::cc`]) sets
+//!   from the monitor intervals ([`Monitor`]).
+//!
+//! What the flow reports (trace lines, periodic samples, its record) is in
+//! `report.rs`.
+//!
+//! The flow never reads a clock or touches a socket: every call gets `now`
+//! (seconds on the engine's monotonic clock) and a [`Tx`] to send with, so
+//! the same code runs in the event loop and on the simulated test bed.
+
+mod report;
+
+use crate::cc::{Ctx, RateController};
+use crate::transport::handshake::{Close, Handshake};
+use crate::transport::loss::LossDetector;
+use crate::transport::monitor::{Monitor, Sample};
+use crate::transport::pacer::Pacer;
+use crate::transport::record::TraceLine;
+use crate::transport::rtt::RttEstimator;
+use crate::transport::wire::{
+    self, Body, Common, Packet, PktType, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED,
+};
+use crate::transport::Tx;
+use crate::workload::pattern;
+use std::net::SocketAddr;
+
+/// Most DATA packets one flow sends per wake-up before yielding.
+const BURST_MAX: u32 = 64;
+/// How far beyond the cumulative ack new data may go until the SYNACK
+/// announces the receiver's window.
+const INITIAL_WINDOW: u64 = 1 << 20;
+/// An ACK echoing a timestamp older than this gives no RTT sample.
+const RTT_SAMPLE_MAX_S: f64 = 60.0;
+
+/// Everything that describes one flow to send.
+#[derive(Clone, Debug)]
+pub struct FlowParams {
+    pub flow_id: u32,
+    pub index: Option<u64>,
+    pub dst: SocketAddr,
+    pub scheme: String,
+    /// Application bytes; None: send until `duration` has passed.
+    pub size: Option<u64>,
+    /// Seconds of new data for open-ended flows.
+    pub duration: Option<f64>,
+    pub mss: usize,
+    pub max_rate_kbps: f64,
+    pub min_rate_kbps: f64,
+    /// Give up (completed = false) this long after the SYN.
+    pub timeout_s: f64,
+    pub trace: bool,
+    /// Period of "sample" trace lines (0: none).
+    pub sample_interval_s: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    SynSent,
+    Established,
+    FinSent,
+    Done,
+}
+
+pub struct SenderFlow {
+    p: FlowParams,
+    cc: Box<dyn RateController>,
+    phase: Phase,
+    t_start: f64,
+    /// Wall clock at `t_start`: the record's start, which the receiver's
+    /// last-byte time is compared with.
+    t_start_unix: f64,
+    // exchange
+    handshake: Handshake,
+    close: Close,
+    synack_rate: Option<u32>,
+    // reliability
+    rtt: RttEstimator,
+    loss: LossDetector,
+    // pacing
+    pacer: Pacer,
+    // the byte stream: [0, end), new data from next_new, within cum + window
+    end: u64,
+    next_new: u64,
+    window: u64,
+    // monitor intervals
+    monitor: Monitor,
+    last_loss: f64,
+    // outcome
+    sent: report::Sent,
+    fct: Option<f64>,
+    verified: Option<bool>,
+    error: Option<String>,
+    // trace
+    trace: Vec<TraceLine>,
+    sampled: report::Sampled,
+    // scratch
+    buf: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+fn ts_us(now: f64) -> u32 {
+    ((now * 1e6) as u64) as u32
+}
+
+/// A rate in an RCP header's 32-bit kb/s field.
+fn rate_field(kbps: f64) -> u32 {
+    kbps.round().clamp(1.0, u32::MAX as f64) as u32
+}
+
+impl SenderFlow {
+    /// A flow that sends its SYN at the first `on_timer` call; `now_unix`
+    /// is the wall clock at `now`.
+    pub fn new(p: FlowParams, cc: Box<dyn RateController>, now: f64, now_unix: f64) -> SenderFlow {
+        SenderFlow {
+            cc,
+            phase: Phase::SynSent,
+            t_start: now,
+            t_start_unix: now_unix,
+            handshake: Handshake::new(now),
+            close: Close::new(f64::INFINITY), // due once every byte arrived
+            synack_rate: None,
+            rtt: RttEstimator::default(),
+            loss: LossDetector::new(p.mss),
+            pacer: Pacer::new(now, p.min_rate_kbps),
+            end: p.size.unwrap_or(u64::MAX),
+            next_new: 0,
+            window: INITIAL_WINDOW,
+            monitor: Monitor::default(),
+            last_loss: 0.0,
+            sent: report::Sent::new(now),
+            fct: None,
+            verified: None,
+            error: None,
+            trace: Vec::new(),
+            sampled: report::Sampled::new(now),
+            buf: Vec::with_capacity(2048),
+            payload: vec![0u8; p.mss],
+            p,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+    /// Trace lines produced since the last call.
+    pub fn take_trace(&mut self) -> Vec<TraceLine> {
+        std::mem::take(&mut self.trace)
+    }
+
+    fn ctx(&self) -> Ctx {
+        let srtt = self.rtt.srtt();
+        Ctx {
+            srtt_s: if srtt > 0.0 { srtt } else { 0.1 },
+            frame_bytes: wire::frame_bytes(DATA_HEADER_LEN + self.p.mss),
+            min_rate_kbps: self.p.min_rate_kbps,
+            max_rate_kbps: self.p.max_rate_kbps,
+        }
+    }
+
+    fn deadline(&self) -> f64 {
+        self.t_start + self.p.timeout_s
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    /// When this flow next needs `on_timer` (seconds; infinity: never).
+    pub fn next_wake(&self) -> f64 {
+        let mut w = self.deadline();
+        match self.phase {
+            Phase::SynSent => w = w.min(self.handshake.next_retry()),
+            Phase::FinSent => w = w.min(self.close.next_retry()),
+            Phase::Done => return f64::INFINITY,
+            Phase::Established => {
+                if let (Some(d), u64::MAX) = (self.p.duration, self.end) {
+                    w = w.min(self.t_start + d);
+                }
+                if let Some(t) = self.loss.next_deadline(&self.rtt) {
+                    w = w.min(t);
+                }
+                if let Some(end) = self.monitor.current_end() {
+                    w = w.min(end);
+                }
+                if self.has_data() {
+                    w = w.min(self.pacer.next_departure());
+                }
+                if self.p.trace && self.p.sample_interval_s > 0.0 {
+                    w = w.min(self.sampled.next());
+                }
+            }
+        }
+        w
+    }
+
+    /// Do whatever is due at `now`.
+    pub fn on_timer(&mut self, now: f64, tx: &mut dyn Tx) {
+        if self.phase != Phase::Done && now >= self.deadline() {
+            let what = match self.phase {
+                Phase::SynSent => "no SYNACK before the flow timeout",
+                Phase::Established => "flow timeout before every byte was acknowledged",
+                _ => "no FINACK before the flow timeout",
+            };
+            if self.phase == Phase::FinSent {
+                self.phase = Phase::Done; // completed; only the close failed
+            } else {
+                self.abort(what);
+            }
+            return;
+        }
+        match self.phase {
+            Phase::SynSent => {
+                if now >= self.handshake.next_retry() {
+                    self.send_syn(now, tx);
+                }
+            }
+            Phase::Established => {
+                if let (Some(d), u64::MAX) = (self.p.duration, self.end) {
+                    if now >= self.t_start + d {
+                        self.end = self.next_new;
+                        self.check_complete(now);
+                        if self.phase != Phase::Established {
+                            self.on_timer(now, tx);
+                            return;
+                        }
+                    }
+                }
+                self.loss.detect(now, &self.rtt, &mut self.monitor);
+                self.deliver_reports(now);
+                if self.monitor.current_end().is_some_and(|end| now >= end) {
+                    self.start_mi(now);
+                }
+                self.send_paced(now, tx);
+                self.sample(now);
+            }
+            Phase::FinSent => {
+                if now >= self.close.next_retry() {
+                    if self.close.exhausted() {
+                        self.phase = Phase::Done; // FCT is known; the close was lost
+                    } else {
+                        self.send_fin(now, tx);
+                    }
+                }
+            }
+            Phase::Done => {}
+        }
+    }
+
+    /// The process is stopping: end the flow now.
+    pub fn interrupt(&mut self) {
+        match self.phase {
+            Phase::Done => {}
+            Phase::FinSent => self.phase = Phase::Done,
+            _ => self.abort("interrupted"),
+        }
+    }
+
+    fn abort(&mut self, why: &str) {
+        self.error = Some(why.to_string());
+        self.phase = Phase::Done;
+    }
+
+    // ------------------------------------------------------------- exchange
+
+    /// The RCP header of a DATA or FIN packet: the rate the controller asks
+    /// for, the smoothed RTT.
+    fn forward_header(&self, ptype: PktType) -> RcpHeader {
+        let mut rcp = RcpHeader::new(ptype);
+        rcp.rate_kbps = rate_field(self.cc.asked_kbps(self.pacer.rate()));
+        rcp.rtt_us = ((self.rtt.srtt() * 1e6) as u32).clamp(1, wire::RCP_MAX_RTT_US);
+        rcp
+    }
+
+    fn send_syn(&mut self, now: f64, tx: &mut dyn Tx) {
+        let mut rcp = RcpHeader::new(PktType::Syn);
+        rcp.rate_kbps = rate_field(self.p.max_rate_kbps);
+        let common = Common {
+            flow_id: self.p.flow_id,
+            pkt_seq: self.handshake.next_seq(),
+            ts_us: ts_us(now),
+        };
+        let body = Body::Syn {
+            total_size: self.p.size.unwrap_or(SIZE_UNKNOWN),
+            mss: self.p.mss as u16,
+            cc: wire::cc_code(&self.p.scheme),
+        };
+        Packet { rcp, common, body }.encode(&mut self.buf);
+        if tx.send(&self.buf, self.p.dst) {
+            self.handshake.on_sent(now);
+        } else {
+            self.handshake.on_blocked(now);
+        }
+    }
+
+    fn on_synack(&mut self, rcp: &RcpHeader, common: &Common, window: u32, now: f64) {
+        if self.phase != Phase::SynSent {
+            return;
+        }
+        let Some(rtt) = self.handshake.rtt(common.pkt_seq, now) else {
+            return; // not an answer to one of our SYNs
+        };
+        self.rtt.on_sample(rtt.max(1e-6));
+        self.window = (window as u64).max(self.p.mss as u64);
+        self.synack_rate = Some(rcp.feedback_kbps);
+        let ctx = self.ctx();
+        let r = self.cc.start(rcp.feedback_kbps, &ctx);
+        self.phase = Phase::Established;
+        self.pacer.restart(now);
+        self.sampled = report::Sampled::new(now);
+        self.set_rate(r, now);
+        self.start_mi(now);
+        self.check_complete(now); // a 0-byte flow is done at once
+    }
+
+    fn on_ack(&mut self, rcp: &RcpHeader, common: &Common, cum: u64, sacks: &[(u64, u64)], now: f64) {
+        let rtt = (ts_us(now).wrapping_sub(common.ts_us)) as f64 / 1e6;
+        let seq = common.pkt_seq;
+        if !self.loss.was_sent(seq) {
+            return; // acknowledges nothing we sent
+        }
+        let srtt = self.rtt.srtt();
+        let sample = (rtt < RTT_SAMPLE_MAX_S).then(|| rtt.max(1e-6));
+        if let Some(r) = sample {
+            self.rtt.on_sample(r);
+        }
+        // the transmission this ACK echoes: an RTT sample of its interval
+        if let (Some(rtt), Some((mi, sent_at))) = (sample, self.loss.echoed(seq)) {
+            self.monitor.on_rtt_sample(Sample { mi, sent_at, rtt }, now, srtt);
+        }
+        // what the ACK covers was delivered, whether or not its own ACK arrives
+        if self.loss.on_ack(seq, cum, sacks, &mut self.monitor) {
+            self.rtt.on_spurious_loss();
+        }
+        if self.phase == Phase::Established {
+            let ctx = self.ctx();
+            if let Some(r) = self.cc.on_feedback(rcp.feedback_kbps, &ctx) {
+                self.set_rate(r, now);
+            }
+            self.loss.detect(now, &self.rtt, &mut self.monitor);
+            self.deliver_reports(now);
+            self.check_complete(now);
+        }
+    }
+
+    /// Every byte arrived: the FCT is known, the FIN is due.
+    fn check_complete(&mut self, now: f64) {
+        if self.phase == Phase::Established && self.end != u64::MAX && self.loss.received(0, self.end) {
+            self.fct = Some(now - self.t_start);
+            self.monitor.close(now);
+            self.phase = Phase::FinSent;
+            self.close = Close::new(now);
+        }
+    }
+
+    fn send_fin(&mut self, now: f64, tx: &mut dyn Tx) {
+        let rcp = self.forward_header(PktType::Fin);
+        let common = Common {
+            flow_id: self.p.flow_id,
+            pkt_seq: self.close.next_seq(),
+            ts_us: ts_us(now),
+        };
+        Packet {
+            rcp,
+            common,
+            body: Body::Fin { final_size: self.end },
+        }
+        .encode(&mut self.buf);
+        if tx.send(&self.buf, self.p.dst) {
+            self.close.on_sent(now, self.rtt.rto());
+        } else {
+            self.close.on_blocked(now);
+        }
+    }
+
+    fn on_finack(&mut self, cum_ack: u64, status: u8) {
+        if self.phase != Phase::FinSent {
+            return;
+        }
+        if cum_ack >= self.end {
+            self.verified = Some(status & STATUS_VERIFIED != 0);
+        } else {
+            self.verified = Some(false);
+            self.error = Some(format!("receiver closed with {cum_ack} of {} bytes", self.end));
+        }
+        self.phase = Phase::Done;
+    }
+
+    /// A datagram for this flow arrived.
+    pub fn on_packet(&mut self, pkt: &Packet, now: f64, tx: &mut dyn Tx) {
+        match pkt.body {
+            Body::SynAck { window } => self.on_synack(&pkt.rcp, &pkt.common, window, now),
+            Body::Ack { cum_ack, sacks, .. } if self.phase == Phase::Established || self.phase == Phase::FinSent => {
+                self.on_ack(&pkt.rcp, &pkt.common, cum_ack, sacks.as_slice(), now);
+            }
+            Body::FinAck { cum_ack, status } => self.on_finack(cum_ack, status),
+            _ => {} // forward types are not for a sender
+        }
+        if self.phase == Phase::Established || self.phase == Phase::FinSent {
+            self.on_timer(now, tx);
+        }
+    }
+
+    // ---------------------------------------------------- monitor intervals
+
+    fn set_rate(&mut self, r: f64, now: f64) {
+        let r = self.ctx().clamp(r);
+        if self.pacer.set_rate(r) && self.p.trace {
+            let line = self.trace_line("rate", now);
+            self.trace.push(line);
+        }
+    }
+
+    /// End the current interval (if any) and start the next one planned by
+    /// the controller.
+    fn start_mi(&mut self, now: f64) {
+        let ctx = self.ctx();
+        let mut plan = self.cc.next_mi(self.monitor.next_id(), &ctx);
+        plan.rate_kbps = ctx.clamp(plan.rate_kbps);
+        plan.duration_s = plan.duration_s.max(1e-4);
+        self.monitor.open(plan, now);
+        self.set_rate(plan.rate_kbps, now);
+    }
+
+    fn deliver_reports(&mut self, now: f64) {
+        while let Some(r) = self.monitor.pop_ready() {
+            self.last_loss = r.loss;
+            let ctx = self.ctx();
+            let restart = self.cc.on_mi(&r, &ctx);
+            if self.p.trace {
+                let line = self.mi_line(&r, now);
+                self.trace.push(line);
+            }
+            if restart && self.phase == Phase::Established {
+                self.start_mi(now);
+            }
+        }
+    }
+
+    // -------------------------------------------------------------- sending
+
+    fn has_data(&self) -> bool {
+        self.loss.has_retransmissions()
+            || (self.next_new < self.end && self.next_new < self.loss.cum().saturating_add(self.window))
+    }
+
+    /// Next bytes to send: retransmissions first, then new data.
+    fn next_chunk(&self) -> Option<(u64, u32, bool)> {
+        if let Some((s, len)) = self.loss.next_retransmission() {
+            return Some((s, len, true));
+        }
+        let limit = self.end.min(self.loss.cum().saturating_add(self.window));
+        if self.next_new < limit {
+            let len = (limit - self.next_new).min(self.p.mss as u64) as u32;
+            return Some((self.next_new, len, false));
+        }
+        None
+    }
+
+    fn send_paced(&mut self, now: f64, tx: &mut dyn Tx) {
+        let mut n = 0;
+        while self.phase == Phase::Established && self.pacer.ready(now) && n < BURST_MAX {
+            let Some((off, len, is_retx)) = self.next_chunk() else {
+                self.pacer.idle(now);
+                self.monitor.on_app_limited();
+                break;
+            };
+            let rcp = self.forward_header(PktType::Data);
+            let common = Common {
+                flow_id: self.p.flow_id,
+                pkt_seq: self.loss.next_seq(),
+                ts_us: ts_us(now),
+            };
+            wire::encode_data_header(&rcp, &common, off, &mut self.buf);
+            let payload = &mut self.payload[..len as usize];
+            pattern::fill(self.p.flow_id, off, payload);
+            self.buf.extend_from_slice(payload);
+            if !tx.send(&self.buf, self.p.dst) {
+                self.pacer.on_blocked(now);
+                break;
+            }
+            let frame = wire::frame_bytes(self.buf.len()) as u32;
+            if !is_retx {
+                self.next_new = off + len as u64;
+            }
+            let mi = self.monitor.on_send(frame, now);
+            self.loss.on_send(off, len, frame, now, mi, is_retx);
+            self.sent.on_send(frame, now, is_retx);
+            self.pacer.on_send(now, frame as usize);
+            n += 1;
+            if self.loss.next_seq() == u32::MAX {
+                self.abort("ran out of packet sequence numbers");
+            }
+        }
+    }
+
+    /// Packets declared lost that were acknowledged later.
+    pub fn spurious(&self) -> u64 {
+        self.loss.spurious()
+    }
+}

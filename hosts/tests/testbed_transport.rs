@@ -1,0 +1,166 @@
+//! The test bed itself and the transport on it (`testbed/mod.rs`): the
+//! bottleneck's rate and drops, byte-exact delivery of every scheme under
+//! loss and reordering, reordering detection, `rcp` at a stamped rate,
+//! open-ended flows, lost ACKs, per-flow loss in the trace.
+
+mod testbed;
+
+use p4rcp_host::cc::vivace::Variant;
+use p4rcp_host::cc::CcSpec;
+use p4rcp_host::transport::record::TraceLine;
+use testbed::{jain, simulate, FlowResult, FlowSpec, Net};
+
+/// 20 Mb/s, 30 ms, 75 KB of buffer: the single-flow transport tests.
+fn link(loss: f64, reorder: f64) -> Net {
+    Net {
+        loss,
+        loss_back: loss,
+        reorder,
+        buffer_bytes: 75_000.0,
+        ..Net::bottleneck(20_000.0, 0.0)
+    }
+}
+
+fn one(cc: &CcSpec, size: Option<u64>, duration: Option<f64>, net: &Net, seed: u64, max: f64) -> FlowResult {
+    let f = FlowSpec {
+        cc: cc.clone(),
+        rtt_s: 0.030,
+        start_s: 0.0,
+        size,
+        duration,
+    };
+    let mut r = simulate(net, &[f], seed, max);
+    r.flows.remove(0)
+}
+
+fn schemes() -> Vec<CcSpec> {
+    vec![
+        CcSpec::Rcp,
+        CcSpec::Allegro(p4rcp_host::cc::allegro::Utility::Paper),
+        CcSpec::Vivace(Variant::Default),
+        CcSpec::Vivace(Variant::Loss),
+        CcSpec::Vivace(Variant::Latency),
+        CcSpec::Fixed(10_000.0),
+    ]
+}
+
+#[test]
+fn jain_index() {
+    assert_eq!(jain(&[3.0, 3.0, 3.0, 3.0]), 1.0);
+    assert_eq!(jain(&[4.0, 0.0, 0.0, 0.0]), 0.25);
+    // (1 + 2 + 3)^2 / (3 * (1 + 4 + 9)) = 36 / 42
+    assert!((jain(&[1.0, 2.0, 3.0]) - 36.0 / 42.0).abs() < 1e-12);
+}
+
+/// Every scheme delivers every byte exactly once, in order, at 0, 1, 5
+/// and 10% loss both ways with 25% reordering.
+#[test]
+fn byte_exact_delivery_under_loss_and_reordering() {
+    for cc in schemes() {
+        for (i, loss) in [0.0, 0.01, 0.05, 0.10].iter().enumerate() {
+            let mut l = link(*loss, 0.25);
+            if cc == CcSpec::Rcp {
+                l.stamp_kbps = 15_000; // a router; rcp follows it
+            }
+            let r = one(&cc, Some(200_000), None, &l, 100 + i as u64, 120.0);
+            let what = format!("{} at {}% loss", cc.name(), loss * 100.0);
+            assert!(r.sent.completed, "{what}: sender did not complete: {:?}", r.sent);
+            assert_eq!(r.sent.verified, Some(true), "{what}");
+            let Some(rr) = &r.recv else {
+                panic!("{what}: no receiver record");
+            };
+            assert!(rr.completed && rr.verified, "{what}: {rr:?}");
+            assert_eq!(rr.bytes_delivered, 200_000, "{what}");
+            if *loss > 0.0 {
+                assert!(r.sent.retransmissions > 0, "{what}: no retransmissions?");
+            }
+        }
+    }
+}
+
+/// Heavy reordering makes the sender declare packets lost that then
+/// arrive: it notices (spurious losses) and widens its reordering window.
+#[test]
+fn reordering_is_detected_as_spurious_loss() {
+    let r = one(&CcSpec::Fixed(10_000.0), Some(500_000), None, &link(0.0, 0.3), 4, 60.0);
+    assert!(r.sent.completed && r.recv.as_ref().is_some_and(|rr| rr.verified));
+    assert!(r.spurious > 0, "no spurious loss detected");
+}
+
+#[test]
+fn rcp_paces_at_the_stamped_rate() {
+    let mut l = link(0.0, 0.0);
+    l.stamp_kbps = 8_000;
+    let r = one(&CcSpec::Rcp, Some(1_000_000), None, &l, 5, 60.0);
+    assert_eq!(r.sent.synack_rate_kbps, Some(8_000));
+    let s = r.sent.send_rate_kbps.unwrap_or(0.0);
+    assert!((s / 8_000.0 - 1.0).abs() < 0.01, "send rate {s}");
+    assert_eq!(r.sent.retransmissions, 0);
+}
+
+#[test]
+fn open_ended_flow_stops_after_its_duration() {
+    let r = one(&CcSpec::Fixed(5_000.0), None, Some(2.0), &link(0.0, 0.1), 9, 60.0);
+    assert!(r.sent.completed, "{:?}", r.sent);
+    // data from the SYNACK (30 ms) to 2 s at 5 Mb/s, 1078-byte frames:
+    // 1.97 * 5e6 / 8624 = 1142.2 packets of 1000 B
+    let pkts = r.sent.size_bytes as f64 / 1000.0;
+    assert!((pkts - 1142.2).abs() < 3.0, "{pkts} {:?}", r.sent);
+    assert!(r.recv.as_ref().is_some_and(|rr| rr.completed && rr.verified));
+}
+
+/// A lost ACK is not a lost packet: the next ACK's cumulative ack or
+/// SACK blocks cover it, so neither loss detection nor the monitor
+/// intervals count it.
+#[test]
+fn lost_acks_are_not_lost_packets() {
+    let net = Net {
+        loss_back: 0.2,
+        ..Net::bottleneck(20_000.0, 64.0)
+    };
+    let r = one(&CcSpec::Fixed(5_000.0), Some(1_000_000), None, &net, 3, 60.0);
+    assert!(r.sent.completed, "{:?}", r.sent);
+    assert_eq!(
+        (r.sent.packets_lost, r.sent.retransmissions),
+        (Some(0), 0),
+        "{:?}",
+        r.sent
+    );
+    let mis: Vec<&TraceLine> = r.trace.iter().filter(|l| l.event == "mi").collect();
+    assert!(mis.len() > 20 && mis.iter().all(|l| l.mi_loss == 0.0));
+}
+
+/// The trace's samples and the flow record tell the flow's own loss.
+#[test]
+fn per_flow_loss_is_traced() {
+    let net = Net {
+        loss: 0.05,
+        loss_back: 0.05,
+        ..Net::bottleneck(20_000.0, 64.0)
+    };
+    let r = one(&CcSpec::Fixed(5_000.0), None, Some(20.0), &net, 4, 60.0);
+    let lost = r.loss_rate();
+    assert!((lost - 0.05).abs() < 0.01, "{lost}");
+    let samples: Vec<f64> = r.trace.iter().filter_map(|l| l.loss).collect();
+    let mean = samples.iter().sum::<f64>() / samples.len() as f64;
+    assert!(
+        samples.len() > 150 && (mean - 0.05).abs() < 0.01,
+        "{} samples, mean {mean}",
+        samples.len()
+    );
+}
+
+/// The bottleneck serves at its rate and drops what does not fit.
+#[test]
+fn bottleneck_serves_at_its_rate_and_drops_the_excess() {
+    // 12 Mb/s offered to a 10 Mb/s link with a 20-packet buffer for 5 s
+    let net = Net::bottleneck(10_000.0, 20.0);
+    let f = FlowSpec::long(CcSpec::Fixed(12_000.0), 0.020, 0.0, 5.0);
+    let r = simulate(&net, &[f], 1, 30.0);
+    let u = r.utilisation(1.0, 5.0, 10_000.0);
+    assert!((u - 1.0).abs() < 0.01, "utilisation {u}");
+    // about a sixth of what is offered is dropped
+    let sent = r.flows[0].sent.packets_sent as f64;
+    let share = r.queue_drops as f64 / sent;
+    assert!((share - 1.0 / 6.0).abs() < 0.02, "{} drops of {sent}", r.queue_drops);
+}
