@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import os
 import random
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
@@ -42,6 +43,12 @@ class RcpParams:
     queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES   # q = queue depth (packets) * this; docs/control_plane.md
 
     def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            if f.type in ("float", "int") and not (number and (f.type == "float" or isinstance(value, int))):
+                raise ValueError(f"RCP parameter {f.name} must be {'an integer' if f.type == 'int' else 'a number'}, "
+                                 f"got {value!r}")
         for name in ("alpha", "beta", "gamma", "R_min_bps", "R_init_fraction", "d0_init_s", "d0_gain",
                      "T_max_s", "queue_packet_bytes"):
             if not getattr(self, name) > 0:

@@ -17,4 +17,7 @@ def require_toolchain(*tools: str) -> None:
     if os.geteuid() != 0:
         pytest.skip("SKIPPED: needs root (veth pairs, simple_switch on raw interfaces)")
     if not BUILD_JSON.is_file():
+        if missing_tools("p4c-bm2-ss"):
+            pytest.skip(f"SKIPPED: needs p4c-bm2-ss to build {BUILD_JSON.name} (not on PATH or in {TOOLCHAIN_DIR}); "
+                        f"{INSTALL_HINT}")
         pytest.fail(f"{BUILD_JSON} is missing although p4c is installed: run 'make build'")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from p4rcp.tables import number, unknown_keys
 
-# 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 20 (host DATA header, hosts/src/wire.rs) + 1000 (MSS).
+# 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 16 (RCP) + 20 (host DATA header, hosts/src/transport/wire.rs) + 1000 (MSS).
 DATA_HEADER_BYTES = 78
 ETHERNET_HEADER_BYTES = 14     # hosts' MTU = data_frame_bytes - this, for every scheme
 DEFAULT_DATA_FRAME_BYTES = DATA_HEADER_BYTES + 1000
@@ -322,7 +322,7 @@ def _positive_floats(p: dict, key: str, n: int, need: str, default=None) -> list
 def build_topology(params: dict, name: str = "topology") -> Topology:
     params = dict(params)
     kind = params.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise TopologyError(f"{name}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     unknown = unknown_keys(params, parameters(kind), f"{name} ({kind})")
     if unknown:

@@ -88,7 +88,7 @@ def time_to_share(samples: Sequence[tuple[float, float]], event_s: float, share:
 
 
 # Frames a flow of the hosts' transport puts on the bottleneck besides its DATA packets: the SYN and the FIN
-# (hosts/src/traffic.rs, CONTROL_FRAMES_PER_FLOW). bmv2 shapes in packets per second: each takes a full slot.
+# (hosts/src/workload/traffic.rs, CONTROL_FRAMES_PER_FLOW). bmv2 shapes in packets per second: each takes a full slot.
 CONTROL_FRAMES_PER_FLOW = 2
 
 

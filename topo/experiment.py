@@ -66,6 +66,7 @@ class PoissonSource:
     sender: str
     receiver: str
     sizes: str                # p4rcp-host --sizes syntax
+    exact_load: bool = False  # p4rcp-host --exact-load: every seed offers the nominal load
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ SUITE_KEYS = {"description", "suite", "schemes"}
 EXPERIMENT_KEYS = {"description", "topology", "schemes", "duration_s", "seeds", "load", "topology_params", "long",
                    "poisson", "events", "sweep", "rcp", "scheme"}
 LONG_KEYS = {"sender", "receiver", "start_s", "stop_s"}
-POISSON_KEYS = {"sender", "receiver", "sizes"}
+POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load"}
 EVENT_KEYS = {"at_s", "bottleneck_scale"}
 SCHEME_KEYS = {"cc", "rcp", "initcwnd"}
 RCP_KEYS = {f.name for f in fields(RcpParams)}
@@ -276,7 +277,10 @@ def _long_flow(f: dict, where: str) -> LongFlow:
 
 def _poisson(f: dict, where: str) -> PoissonSource:
     _check_keys(f, POISSON_KEYS, where)
-    return PoissonSource(string(f, "sender", where), string(f, "receiver", where), string(f, "sizes", where))
+    exact = f.get("exact_load", False)
+    if not isinstance(exact, bool):
+        raise ExperimentError(f"{where}: exact_load must be true or false, got {exact!r}")
+    return PoissonSource(string(f, "sender", where), string(f, "receiver", where), string(f, "sizes", where), exact)
 
 
 def _event(e: dict, where: str) -> Event:

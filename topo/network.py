@@ -2,7 +2,7 @@
 
 Propagation delay and random loss on a host's access link come from a link
 emulator box in the middle of that link: a Mininet node running
-`p4rcp-host linkem` between its two interfaces (user space, Ethernet frames
+`p4rcp-linkem` between its two interfaces (user space, Ethernet frames
 byte for byte). The kernels these experiments run on need not have netem.
 """
 

@@ -10,7 +10,7 @@ use p4rcp_host::io::net;
 use p4rcp_host::io::sink::Sink;
 use p4rcp_host::transport::record;
 use p4rcp_host::transport::sender::FlowParams;
-use p4rcp_host::transport::wire::RCP_UDP_PORT;
+use p4rcp_host::transport::wire::{RCP_MIN_RATE_KBPS, RCP_UDP_PORT};
 use p4rcp_host::workload::arrivals::{AtOnce, Poisson};
 use p4rcp_host::workload::sizes::SizeDist;
 use p4rcp_host::workload::traffic::Workload;
@@ -78,9 +78,10 @@ struct FlowArgs {
     /// of every scheme's rate.
     #[arg(long, default_value = "1gbit", value_parser = units::parse_rate_kbps)]
     max_rate: f64,
-    /// Lower bound of every UDP scheme's rate.
-    #[arg(long, default_value = "100kbit", value_parser = units::parse_rate_kbps)]
-    min_rate: f64,
+    /// Lower bound of every UDP scheme's rate [default: the protocol's floor,
+    /// RCP_MIN_RATE_KBPS, 10kbit: the lowest R a router gives].
+    #[arg(long, value_parser = units::parse_rate_kbps)]
+    min_rate: Option<f64>,
     /// A flow not finished this long after its SYN gives up (completed=false).
     #[arg(long, default_value = "60", value_parser = units::parse_duration)]
     timeout: Duration,
@@ -148,6 +149,10 @@ struct TrafficArgs {
     /// Start at most this many flows.
     #[arg(long)]
     max_flows: Option<u64>,
+    /// Draw arrivals until they offer exactly --load over --duration and scale
+    /// their times to fit it, instead of whatever one Poisson draw offers.
+    #[arg(long)]
+    exact_load: bool,
 }
 
 fn main() -> ExitCode {
@@ -237,7 +242,7 @@ fn flow_params(f: &FlowArgs, flow_id: u32, dst: SocketAddr, size: Option<u64>, d
         duration,
         mss: f.mss as usize,
         max_rate_kbps: f.max_rate,
-        min_rate_kbps: f.min_rate.min(f.max_rate),
+        min_rate_kbps: f.min_rate.unwrap_or(f64::from(RCP_MIN_RATE_KBPS)).min(f.max_rate),
         timeout_s: f.timeout.as_secs_f64(),
         trace: f.trace.is_some(),
         sample_interval_s: f.sample_interval.as_secs_f64(),
@@ -335,18 +340,18 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         a.duration.as_secs_f64(),
         a.seed,
         a.max_flows,
+        a.exact_load,
     )?;
     if f.check {
         return check_flow(f);
     }
     let (out, trace) = sinks(f)?;
+    // The plan first: a run knows how many flows to expect before any starts.
     eprintln!(
-        "p4rcp-host: {} flows/s expected ({} s, mean size {:.0} B, load {} of {} kb/s)",
-        record::round(w.lambda, 3),
-        a.duration.as_secs_f64(),
-        a.sizes.mean(),
-        a.load,
-        a.capacity
+        "{}",
+        serde_json::json!({"event": "traffic_plan", "flows": w.flows(), "load_offered": record::round(w.offered_load(), 4),
+                           "load": a.load, "time_scale": record::round(w.time_scale, 4), "lambda": record::round(w.lambda, 3),
+                           "mean_size_bytes": record::round(a.sizes.mean(), 1), "duration_s": a.duration.as_secs_f64()})
     );
     net::install_signal_handlers();
     net::tighten_timer_slack();

@@ -31,7 +31,7 @@ def test_default_suite_is_fct_and_convergence_of_rcp_against_tcp():
 @pytest.mark.parametrize("text,message", [
     ('suite = ["fct-short"]\nschemes = "rcp"\n', "non-empty list"),
     ('suite = ["fct-short"]\nschemes = []\n', "non-empty list"),
-    ('suite = ["fct-short"]\nseeds = [1]\n', "unknown keys ['seeds']"),
+    ('suite = ["fct-short"]\nseeds = [1]\n', "unknown key 'seeds'"),
     ('suite = ["no-such-experiment"]\n', "no experiment 'no-such-experiment'"),
 ])
 def test_bad_suites_are_refused(tmp_path, text, message):

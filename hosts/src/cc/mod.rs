@@ -177,8 +177,9 @@ impl CcSpec {
             "vivace-latency" => no_arg(CcSpec::Vivace(vivace::Variant::Latency)),
             "vivace-stop" => no_arg(CcSpec::Vivace(vivace::Variant::Stop)),
             "fixed" => {
-                let a = arg.ok_or_else(|| format!("--cc {s}: fixed needs a rate, e.g. fixed:10mbit"))?;
-                Ok(CcSpec::Fixed(crate::units::parse_rate_kbps(&a)?))
+                let a = arg.ok_or_else(|| format!("--cc {s}: fixed needs a rate (fixed:RATE), e.g. fixed:10mbit"))?;
+                let rate = crate::units::parse_rate_kbps(&a).map_err(|e| format!("--cc {s}: fixed:RATE: {e}"))?;
+                Ok(CcSpec::Fixed(rate))
             }
             "tcp" => match arg {
                 None => Ok(CcSpec::Tcp(None)),

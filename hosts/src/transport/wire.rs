@@ -16,6 +16,9 @@ pub const RCP_VERSION: u8 = 1;
 pub const RCP_HEADER_LEN: usize = 16;
 /// Largest RTT (µs) a router accepts as a valid sample (`RCP_MAX_RTT_US`).
 pub const RCP_MAX_RTT_US: u32 = 10_000_000;
+/// The lowest rate RCP gives a flow: routers clamp R there (the control
+/// plane's R_min) and senders send no slower (`--min-rate`'s default).
+pub const RCP_MIN_RATE_KBPS: u32 = 10;
 
 /// Bytes of the host header common to every packet type (after the RCP header).
 pub const COMMON_LEN: usize = 12;

@@ -15,22 +15,35 @@ pub const PER_PACKET_OVERHEAD: f64 = 78.0;
 /// Frames a flow sends besides its DATA packets: the SYN and the FIN.
 pub const CONTROL_FRAMES_PER_FLOW: f64 = 2.0;
 
-/// A Poisson stream of (arrival time, size) pairs.
+/// A Poisson stream of (arrival time, size) pairs, drawn in full when it is
+/// made: the plan is known before the first flow starts (`flows`, `slots`).
 pub struct Workload {
-    rng: StdRng,
-    exp: Exp<f64>,
-    sizes: SizeDist,
-    duration: f64,
-    max_flows: Option<u64>,
-    next_t: f64,
+    plan: Vec<(f64, u64)>,
     pub count: u64,
-    /// Arrivals per second.
+    /// Arrivals per second of the Poisson process the plan was drawn from.
     pub lambda: f64,
+    /// Factor the arrival times were scaled by (1 unless the load is exact).
+    pub time_scale: f64,
+    frame_bits: f64,
+    capacity_bps: f64,
+    duration: f64,
+    mss: usize,
+}
+
+/// Link slots a flow of `size` bytes takes: its DATA packets (the last, partial
+/// one included), the SYN and the FIN.
+pub fn flow_slots(size: u64, mss: usize) -> f64 {
+    size.div_ceil(mss as u64).max(1) as f64 + CONTROL_FRAMES_PER_FLOW
 }
 
 impl Workload {
-    /// Arrival rate `lambda = load * capacity / (mean size on the wire)`,
-    /// where a flow of S bytes costs S * (mss + 78) / mss bytes of frames.
+    /// Arrival rate `lambda = load * capacity / (mean slots of a flow)`; see
+    /// `flow_slots`. With `exact_load`, arrivals are drawn until they offer
+    /// `load * capacity * duration`, and their times are then scaled to fit
+    /// the duration (the draw after the last one lands at its end): the flows
+    /// of every seed offer the nominal load, up to one flow, and the arrival
+    /// process is a Poisson process conditioned on its total work.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         load: f64,
         capacity_kbps: f64,
@@ -39,6 +52,7 @@ impl Workload {
         duration: f64,
         seed: u64,
         max_flows: Option<u64>,
+        exact_load: bool,
     ) -> Result<Workload, String> {
         if !(load > 0.0 && load.is_finite()) {
             return Err(format!("--load must be > 0, got {load}"));
@@ -47,39 +61,62 @@ impl Workload {
         // second, so every frame of a flow (DATA, SYN, FIN) takes a full data
         // frame's time whatever its length (docs/experiments.md, "Load").
         let frame_bits = (mss as f64 + PER_PACKET_OVERHEAD) * 8.0;
+        let capacity_bps = capacity_kbps * 1000.0;
         let slots = sizes.mean_packets(mss) + CONTROL_FRAMES_PER_FLOW;
-        let lambda = load * capacity_kbps * 1000.0 / (slots * frame_bits);
+        let lambda = load * capacity_bps / (slots * frame_bits);
         let exp = Exp::new(lambda).map_err(|e| format!("bad arrival rate {lambda}: {e}"))?;
         let mut rng = StdRng::seed_from_u64(seed);
-        let first = exp.sample(&mut rng);
+        let target_slots = load * capacity_bps * duration / frame_bits;
+        let limit = max_flows.unwrap_or(u64::MAX);
+        let mut plan = Vec::new();
+        let (mut t, mut offered) = (exp.sample(&mut rng), 0.0);
+        loop {
+            let more = if exact_load { offered < target_slots } else { t < duration };
+            if !more || plan.len() as u64 >= limit {
+                break;
+            }
+            let size = sizes.sample(&mut rng);
+            plan.push((t, size));
+            offered += flow_slots(size, mss);
+            t += exp.sample(&mut rng);
+        }
+        let time_scale = if exact_load { duration / t } else { 1.0 };
+        for arrival in &mut plan {
+            arrival.0 *= time_scale;
+        }
         Ok(Workload {
-            rng,
-            exp,
-            sizes,
-            duration,
-            max_flows,
-            next_t: first,
+            plan,
             count: 0,
             lambda,
+            time_scale,
+            frame_bits,
+            capacity_bps,
+            duration,
+            mss,
         })
+    }
+
+    /// Flows the plan holds.
+    pub fn flows(&self) -> usize {
+        self.plan.len()
+    }
+
+    /// The load the planned flows offer over the duration, in link slots.
+    pub fn offered_load(&self) -> f64 {
+        let slots: f64 = self.plan.iter().map(|&(_, size)| flow_slots(size, self.mss)).sum();
+        slots * self.frame_bits / (self.capacity_bps * self.duration)
     }
 
     /// Time of the next arrival (seconds from the start), if any.
     pub fn peek(&self) -> Option<f64> {
-        if self.next_t >= self.duration || self.max_flows.is_some_and(|m| self.count >= m) {
-            None
-        } else {
-            Some(self.next_t)
-        }
+        self.plan.get(self.count as usize).map(|&(t, _)| t)
     }
 
     /// Take the next arrival: (time, size).
     pub fn pop(&mut self) -> Option<(f64, u64)> {
-        let t = self.peek()?;
-        let size = self.sizes.sample(&mut self.rng);
-        self.next_t += self.exp.sample(&mut self.rng);
+        let next = *self.plan.get(self.count as usize)?;
         self.count += 1;
-        Some((t, size))
+        Some(next)
     }
 }
 
@@ -91,7 +128,7 @@ mod tests {
     fn poisson_rate_matches_the_load() {
         // 100 kB flows, mss 1000: 100 DATA + SYN + FIN = 102 slots of 1078 * 8
         // bits = 879648 bits; load 0.5 of 10 Mb/s: lambda = 5e6 / 879648 = 5.6841 flows/s
-        let w = Workload::new(0.5, 10_000.0, SizeDist::Fixed(100_000), 1000, 1e9, 7, Some(50_000));
+        let w = Workload::new(0.5, 10_000.0, SizeDist::Fixed(100_000), 1000, 1e9, 7, Some(50_000), false);
         let mut w = w.unwrap_or_else(|e| panic!("{e}"));
         assert!((w.lambda - 5.684092).abs() < 1e-5, "{}", w.lambda);
         let mut last = 0.0;
@@ -119,6 +156,7 @@ mod tests {
                 10.0,
                 42,
                 None,
+                false,
             )
         };
         let (mut a, mut b) = match (mk(), mk()) {
@@ -130,5 +168,24 @@ mod tests {
         assert_eq!(va, vb);
         assert!(va.iter().all(|(t, _)| *t < 10.0));
         assert!(!va.is_empty());
+    }
+
+    #[test]
+    fn an_exact_load_offers_the_nominal_load_whatever_the_seed() {
+        let sizes = SizeDist::parse("pareto:1.2:25000:1000000").unwrap_or_else(|e| panic!("{e}"));
+        for seed in 1..=20 {
+            let w = Workload::new(0.9, 15_000.0, sizes.clone(), 1000, 30.0, seed, None, true);
+            let w = w.unwrap_or_else(|e| panic!("{e}"));
+            // within one flow of the largest size (1000 packets of 23 000 slots)
+            assert!((w.offered_load() / 0.9 - 1.0).abs() < 0.05, "seed {seed}: {}", w.offered_load());
+            assert!(w.plan.iter().all(|&(t, _)| (0.0..30.0).contains(&t)));
+            assert!((0.8..1.25).contains(&w.time_scale), "seed {seed}: {}", w.time_scale);
+        }
+        let free = Workload::new(0.9, 15_000.0, sizes.clone(), 1000, 30.0, 3, None, false);
+        let exact = Workload::new(0.9, 15_000.0, sizes, 1000, 30.0, 3, None, true);
+        let (free, exact) = (free.unwrap_or_else(|e| panic!("{e}")), exact.unwrap_or_else(|e| panic!("{e}")));
+        // the same draws, scaled: the sizes of the flows both plans hold are the same
+        let n = free.flows().min(exact.flows());
+        assert!(free.plan[..n].iter().zip(&exact.plan[..n]).all(|(a, b)| a.1 == b.1));
     }
 }
