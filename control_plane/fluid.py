@@ -1,18 +1,25 @@
-"""A fluid model of one RCP bottleneck, for choosing gains and reading transients without the emulation.
+"""A fluid model of one RCP bottleneck, for choosing gains and laws and reading transients without the emulation.
 
-Greedy flows send at the R they last heard, which reaches the link again one
-RTT (plus the queueing delay) after it was computed; a flow whose SYN leaves
-at s sends from s + RTT (the handshake) at the R every other flow hears; the
-queue integrates the excess over C between 0 and a limit; every T the router
-applies the same `rcp_rate` as the control plane. No packets, no noise: it
-shows whether the loop itself is stable for given gains, delays and target
-queue, how long a joining flow takes to reach its share, and how much
-finite flows arriving at random overflow the queue.
+Flows send at the R they last heard, which reaches the link again one RTT (plus the queueing delay) after it
+was computed; a flow whose SYN leaves at s sends from s + RTT (the handshake); the queue integrates the excess
+over C between 0 and a limit; every T the router applies the same law functions as the control plane. No
+packets, no noise: it shows whether the loop itself is stable for given gains, delays and target queue, how
+long a joining flow takes to reach its share, how much finite flows arriving at random or a flash crowd
+overflow the queue, and how long short flows take against processor sharing.
 
-    python -m control_plane.fluid --alpha 0.1 --beta 1.0 --q0-packets 6
+Three routers (docs/control_plane.md, "Sudden load"):
+- "rcp": the RCP law; a new flow starts at the R its SYN carried.
+- "rcp-ff": the law, then the flow-count feedforward: R scaled by N / (N + arrivals - departures) each
+  interval (SYNs and last DATA packets counted at the router), and each SYN stamped with the rate that fits it
+  (rcp_syn_rate, from the k-th SYN of the interval).
+- "rcp-ac": the talk's RCP-AC, approximated: flows below R accelerate towards it with an aggregate budget
+  phi = alpha (C - y) d + (gamma_ac B - beta q) per RTT, shared in proportion to their deficits; new flows
+  start at one packet per RTT.
+
     python -m control_plane.fluid --alpha 0.4 --beta 0.4 --joins 0,5,10,15
-    python -m control_plane.fluid --alpha 0.4 --beta 0.4 --capacity-pps 1739 --rtt-ms 60 --queue-packets 105 \
-        --load 0.75 --flow-packets 100
+    python -m control_plane.fluid --alpha 0.4 --beta 0.4 --router rcp-ff --capacity-pps 1739 --rtt-ms 60 \
+        --queue-packets 105 --load 0.75 --flow-packets 100
+    python -m control_plane.fluid --alpha 0.4 --beta 0.4 --router rcp-ac --ac-gamma 0.5 --flash 4,4
 """
 
 from __future__ import annotations
@@ -21,11 +28,12 @@ import argparse
 import bisect
 import random
 import statistics
-from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from control_plane.rcp_law import rcp_rate
+from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rate
 from topo.analysis import time_to_share
+
+ROUTERS = ("rcp", "rcp-ff", "rcp-ac")
 
 
 @dataclass(frozen=True)
@@ -54,45 +62,118 @@ class Interval:
     q: float
     flows: int
     dropped: float = 0.0
+    newest_rate: float = 0.0        # the rate of the flow that started last (its join, whatever the router)
 
 
-def trace(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q0_packets: float = 0.0,
-          duration_s: float = 20.0, dt_s: float = 0.001, sizes_pkts: list[float] | None = None) -> list[Interval]:
+@dataclass
+class _Flow:
+    syn_s: float
+    sends_from: float
+    first_rate: float              # until it hears the common R, one RTT after it starts sending
+    left: float                    # bits
+    rate: float = 0.0
+
+
+@dataclass
+class Run:
+    intervals: list[Interval]
+    fcts_s: list[float] = field(default_factory=list)     # first SYN to the last bit's arrival, per finished flow
+
+
+def run(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q0_packets: float = 0.0,
+        duration_s: float = 20.0, dt_s: float = 0.001, sizes_pkts: list[float] | None = None, router: str = "rcp",
+        ac_gamma: float = 0.5) -> Run:
     """The loop's updates over `duration_s`, for flows whose SYNs leave at `starts_s` (a start of 0 sends from
     0: those flows are there from the beginning, and R starts at C over their number, their equilibrium).
     Flows are greedy unless `sizes_pkts` gives each one's size: it then stops once that much has left it
     (what the full queue dropped is counted, not sent again)."""
-    C, bits = link.C_bps, link.packet_bytes * 8
+    if router not in ROUTERS:
+        raise ValueError(f"router must be one of {', '.join(ROUTERS)}, got {router!r}")
+    C, bits, T = link.C_bps, link.packet_bytes * 8, link.T_s
     q_limit, q0 = link.queue_limit_pkts * bits, q0_packets * bits
     sizes = sizes_pkts if sizes_pkts is not None else [float("inf")] * len(starts_s)
-    waiting = deque(sorted((s + link.rtt_s if s > 0 else 0.0, size * bits) for s, size in zip(starts_s, sizes)))
-    R = C / max(1, sum(1 for start, _ in waiting if start <= 0.0))
+    pending = sorted(zip(starts_s, sizes))
+    R = C / max(1, sum(1 for start, _ in pending if start <= 0.0))
     times, rates = [0.0], [R]                      # R as computed, for the senders to hear later
-    left: list[float] = []                         # bits each sending flow has yet to send
-    q, arrived, dropped, t, next_update = 0.0, 0.0, 0.0, 0.0, link.T_s
-    intervals = []
+    flows: list[_Flow] = []
+    q = arrived = dropped = t = y_last = 0.0
+    next_update = T
+    syns = lasts = 0
+    intervals, fcts = [], []
+    newest: _Flow | None = None
     while t < duration_s:
         heard = rates[bisect.bisect_right(times, t - link.rtt_s - q / C) - 1]
-        while waiting and waiting[0][0] <= t:
-            left.append(waiting.popleft()[1])
-        sent = [min(heard * dt_s, b) for b in left]
-        left = [b - x for b, x in zip(left, sent) if b - x > 0]
-        offered = sum(sent)
+        while pending and pending[0][0] <= t:
+            start, size = pending.pop(0)
+            syns += 1
+            if router == "rcp-ff" and start > 0:
+                first = rcp_syn_rate(R, C, y_last, syns)
+            elif router == "rcp-ac" and start > 0:
+                first = bits / link.rtt_s
+            else:
+                first = heard
+            newest = _Flow(start, start + link.rtt_s if start > 0 else 0.0, first, size * bits, first)
+            flows.append(newest)
+        offered = 0.0
+        for f in flows:
+            if f.sends_from > t:
+                continue
+            if router == "rcp":
+                f.rate = heard                      # every flow at the R it last heard, new ones too
+            elif router == "rcp-ff":
+                f.rate = f.first_rate if t < f.sends_from + link.rtt_s else heard
+            x = min(f.rate * dt_s, f.left)
+            f.left -= x
+            offered += x
+            if f.left <= 0:
+                lasts += 1                          # its last DATA packet crosses the router now
+                fcts.append(t + dt_s + link.rtt_s / 2 + q / C - f.syn_s)
+        flows = [f for f in flows if f.left > 0]
         arrived += offered
         q = max(q + offered - C * dt_s, 0.0)
         dropped += max(q - q_limit, 0.0)
         q = min(q, q_limit)
         t += dt_s
         if t >= next_update:
-            y = arrived / link.T_s
+            y = arrived / T
             arrived = 0.0
-            R = rcp_rate(R, link.T_s, link.rtt_s + q / C, C, y, q, alpha=alpha, beta=beta, q0=q0, R_min=C / 1000)
+            R_prev = R
+            R = rcp_rate(R, T, link.rtt_s + q / C, C, y, q, alpha=alpha, beta=beta, q0=q0, R_min=C / 1000)
+            if router == "rcp-ff":
+                R = rcp_feedforward(R, R_prev, C, syns, lasts, R_min=C / 1000)
+            elif router == "rcp-ac":
+                _accelerate(flows, t, heard, y, q, C, link, alpha, beta, ac_gamma * q_limit)
+            syns = lasts = 0
+            y_last = y
             times.append(t)
             rates.append(R)
-            next_update += link.T_s
-            intervals.append(Interval(t, R, heard, y, q, len(left), dropped))
+            next_update += T
+            sending = [f for f in flows if f.sends_from <= t]
+            intervals.append(Interval(t, R, heard, y, q, len(flows), dropped,
+                                      newest.rate if newest is not None and newest in sending else 0.0))
             dropped = 0.0
-    return intervals
+    return Run(intervals, fcts)
+
+
+def _accelerate(flows: list[_Flow], t: float, R_heard: float, y: float, q: float, C: float, link: Bottleneck,
+                alpha: float, beta: float, B: float) -> None:
+    """RCP-AC's acceleration controller for one interval: a flow above R drops to it; flows below share the
+    budget phi = alpha (C - y) d + (gamma B - beta q) of one RTT d, T/d of it per interval, by their deficits."""
+    d = link.rtt_s
+    phi = max(0.0, alpha * (C - y) * d + (B - beta * q)) * link.T_s / d
+    sending = [f for f in flows if f.sends_from <= t]
+    deficits = [max(0.0, R_heard - f.rate) for f in sending]
+    total = sum(deficits)
+    for f, deficit in zip(sending, deficits):
+        if f.rate > R_heard:
+            f.rate = R_heard
+        elif total > 0:
+            f.rate = min(R_heard, f.rate + phi / d * deficit / total)
+
+
+def trace(link: Bottleneck, starts_s: list[float], **kw) -> list[Interval]:
+    """run()'s intervals."""
+    return run(link, starts_s, **kw).intervals
 
 
 @dataclass(frozen=True)
@@ -107,11 +188,11 @@ class Steady:
 
 
 def simulate(*, alpha: float, beta: float, q0_packets: float = 0.0, flows: int = 4, C_pps: float = 1391,
-             rtt_s: float = 0.040, duration_s: float = 20.0) -> Steady:
+             rtt_s: float = 0.040, duration_s: float = 20.0, router: str = "rcp") -> Steady:
     """`flows` greedy flows from the start: how close the second half stays to R = C / flows."""
     link = Bottleneck(C_pps=C_pps, rtt_s=rtt_s)
     late = [i for i in trace(link, [0.0] * flows, alpha=alpha, beta=beta, q0_packets=q0_packets,
-                             duration_s=duration_s) if i.t > duration_s / 2]
+                             duration_s=duration_s, router=router) if i.t > duration_s / 2]
     shares = [flows * i.R / link.C_bps for i in late]
     queues = [i.q / (link.packet_bytes * 8) for i in late]
     return Steady(statistics.fmean(shares), min(shares), max(shares),
@@ -119,42 +200,85 @@ def simulate(*, alpha: float, beta: float, q0_packets: float = 0.0, flows: int =
 
 
 def join_rtts(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float,
-              duration_s: float | None = None) -> list[float | None]:
+              duration_s: float | None = None, router: str = "rcp") -> list[float | None]:
     """Per flow after the first, in RTTs from its SYN: until the rate it sends at, averaged over 0.1 s, stays
     within 20% of C over the flows then sending for 0.5 s (the report's "joining flow to its fair share",
-    topo/report.py, measured at the link instead of from the sender's acknowledgements, which come one
+    topo/report/metrics.py, measured at the link instead of from the sender's acknowledgements, which come one
     RTT later). None: not before the next flow joined."""
     starts = sorted(starts_s)
     end = duration_s if duration_s is not None else starts[-1] + 5.0
-    intervals = trace(link, starts, alpha=alpha, beta=beta, duration_s=end)
+    intervals = trace(link, starts, alpha=alpha, beta=beta, duration_s=end, router=router)
     times = []
     for k, start in enumerate(starts[1:], start=2):
         until = starts[k] if k < len(starts) else end
-        samples = [(i.t, i.heard) for i in intervals if i.t >= start + link.rtt_s]
+        samples = [(i.t, i.newest_rate) for i in intervals if start + link.rtt_s <= i.t < until]
         t = time_to_share(samples, start, link.C_bps / k, until_s=until, window_s=0.1, hold_s=0.5)
         times.append(None if t is None else t / link.rtt_s)
     return times
 
 
-def poisson_drops(link: Bottleneck, *, load: float, size_pkts: float, alpha: float, beta: float,
-                  duration_s: float = 40.0, seed: int = 1) -> float:
-    """Share of the offered packets the full queue drops when flows of `size_pkts` arrive as a Poisson process
-    offering `load` of the link (the short-flows experiment). Each flow starts at the R of its SYN-ACK, up to C
-    on an idle link, so a few arrivals within an RTT can offer several times C before the law answers."""
+def poisson_starts(link: Bottleneck, load: float, size_pkts: float, duration_s: float, seed: int) -> list[float]:
     rnd, flows_per_s = random.Random(seed), load * link.C_pps / size_pkts
     starts, t = [], rnd.expovariate(flows_per_s)
     while t < duration_s:
         starts.append(t)
         t += rnd.expovariate(flows_per_s)
-    intervals = trace(link, starts, alpha=alpha, beta=beta, duration_s=duration_s + 5.0,
-                      sizes_pkts=[size_pkts] * len(starts))
-    return sum(i.dropped for i in intervals) / (link.packet_bytes * 8) / (size_pkts * len(starts))
+    return starts
+
+
+@dataclass(frozen=True)
+class ShortFlows:
+    """Flows of one size arriving at random: the share of offered packets the full queue dropped, and the mean
+    FCT over processor sharing's, 1.5 RTT + L / (C (1 - load))."""
+    dropped: float
+    fct_over_ps: float
+
+
+def short_flows(link: Bottleneck, *, load: float, size_pkts: float, alpha: float, beta: float,
+                duration_s: float = 40.0, seed: int = 1, router: str = "rcp", ac_gamma: float = 0.5) -> ShortFlows:
+    """The short-flows experiment in the model: flows of `size_pkts` arrive as a Poisson process offering `load`
+    of the link. Each RCP flow starts at the R of its SYN, up to C on an idle link, so a few arrivals within an
+    RTT can offer several times C before the law answers."""
+    starts = poisson_starts(link, load, size_pkts, duration_s, seed)
+    result = run(link, starts, alpha=alpha, beta=beta, duration_s=duration_s + 5.0,
+                 sizes_pkts=[size_pkts] * len(starts), router=router, ac_gamma=ac_gamma)
+    dropped = sum(i.dropped for i in result.intervals) / (link.packet_bytes * 8) / (size_pkts * len(starts))
+    ps = 1.5 * link.rtt_s + size_pkts / (link.C_pps * (1 - load))
+    return ShortFlows(dropped, statistics.fmean(result.fcts_s) / ps)
+
+
+def poisson_drops(link: Bottleneck, *, load: float, size_pkts: float, alpha: float, beta: float,
+                  duration_s: float = 40.0, seed: int = 1, router: str = "rcp") -> float:
+    """Share of the offered packets the full queue drops (short_flows)."""
+    return short_flows(link, load=load, size_pkts=size_pkts, alpha=alpha, beta=beta, duration_s=duration_s,
+                       seed=seed, router=router).dropped
+
+
+@dataclass(frozen=True)
+class Flash:
+    """After `joining` flows start within an RTT of each other beside `running` ones: the peak queue (packets)
+    and what the full queue dropped (packets)."""
+    peak_queue_pkts: float
+    dropped_pkts: float
+
+
+def flash_crowd(link: Bottleneck, *, running: int, joining: int, alpha: float, beta: float, router: str = "rcp",
+                ac_gamma: float = 0.5, at_s: float = 5.0) -> Flash:
+    """The talk's sudden load: the offered load doubles within one RTT (`joining` = `running` new flows, their
+    SYNs spread over a quarter of an RTT)."""
+    starts = [0.0] * running + [at_s + link.rtt_s / 4 * i / max(1, joining) for i in range(joining)]
+    after = [i for i in trace(link, starts, alpha=alpha, beta=beta, duration_s=at_s + 5.0, router=router,
+                              ac_gamma=ac_gamma) if i.t > at_s]
+    bits = link.packet_bytes * 8
+    return Flash(max(i.q for i in after) / bits, sum(i.dropped for i in after) / bits)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--alpha", type=float, required=True)
     ap.add_argument("--beta", type=float, required=True)
+    ap.add_argument("--router", choices=ROUTERS, default="rcp")
+    ap.add_argument("--ac-gamma", type=float, default=0.5, help="rcp-ac: the buffer allowance, in buffers")
     ap.add_argument("--q0-packets", type=float, default=0.0)
     ap.add_argument("--flows", type=int, default=4)
     ap.add_argument("--rtt-ms", type=float, default=40.0)
@@ -162,23 +286,29 @@ def main() -> None:
     ap.add_argument("--queue-packets", type=int, default=64)
     ap.add_argument("--joins", help="comma-separated SYN times (s): report each joining flow's time to its share")
     ap.add_argument("--load", type=float, help="Poisson arrivals of --flow-packets flows at this load: report the "
-                                               "share of packets the full queue drops")
+                                               "share of packets the full queue drops and the FCT over PS")
     ap.add_argument("--flow-packets", type=float, default=100)
+    ap.add_argument("--flash", metavar="RUNNING,JOINING", help="flows running, then as many joining within an RTT")
+    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    link = Bottleneck(C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, queue_limit_pkts=args.queue_packets)
+    gains = {"alpha": args.alpha, "beta": args.beta, "router": args.router}
     if args.load:
-        link = Bottleneck(C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, queue_limit_pkts=args.queue_packets)
-        drops = poisson_drops(link, load=args.load, size_pkts=args.flow_packets, alpha=args.alpha, beta=args.beta)
-        print(f"dropped {100 * drops:.2f}% of the offered packets")
-        return
-    if args.joins:
-        link = Bottleneck(C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, queue_limit_pkts=args.queue_packets)
-        rtts = join_rtts(link, [float(s) for s in args.joins.split(",")], alpha=args.alpha, beta=args.beta)
+        s = short_flows(link, load=args.load, size_pkts=args.flow_packets, seed=args.seed, ac_gamma=args.ac_gamma,
+                        **gains)
+        print(f"dropped {100 * s.dropped:.2f}% of the offered packets; mean FCT / FCT_PS {s.fct_over_ps:.2f}")
+    elif args.joins:
+        rtts = join_rtts(link, [float(s) for s in args.joins.split(",")], **gains)
         print("joining flows to their share (RTTs): " + " / ".join("never" if r is None else f"{r:.1f}" for r in rtts))
-        return
-    s = simulate(alpha=args.alpha, beta=args.beta, q0_packets=args.q0_packets, flows=args.flows,
-                 C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000)
-    print(f"N*R/C mean {s.share_mean:.3f} (min {s.share_min:.3f}, max {s.share_max:.3f}), "
-          f"utilisation {s.utilisation:.3f}, queue mean {s.queue_mean_pkts:.1f} max {s.queue_max_pkts:.1f} packets")
+    elif args.flash:
+        running, joining = (int(x) for x in args.flash.split(","))
+        f = flash_crowd(link, running=running, joining=joining, ac_gamma=args.ac_gamma, **gains)
+        print(f"peak queue {f.peak_queue_pkts:.1f} packets, dropped {f.dropped_pkts:.1f} packets")
+    else:
+        s = simulate(alpha=args.alpha, beta=args.beta, q0_packets=args.q0_packets, flows=args.flows,
+                     C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, router=args.router)
+        print(f"N*R/C mean {s.share_mean:.3f} (min {s.share_min:.3f}, max {s.share_max:.3f}), "
+              f"utilisation {s.utilisation:.3f}, queue mean {s.queue_mean_pkts:.1f} max {s.queue_max_pkts:.1f} packets")
 
 
 if __name__ == "__main__":

@@ -28,3 +28,28 @@ def d0_ns2(d0: float, rtt: float, *, T: float, R: float, C: float) -> float:
     with gain (R/C) (rtt/d0) (T/d0), so that it stays near the larger RTTs of the flows sharing the link."""
     gain = T / d0 if rtt >= d0 else (R / C) * (rtt / d0) * (T / d0)
     return d0 + min(gain, 1.0) * (rtt - d0)
+
+
+def rcp_feedforward(R: float, R_prev: float, C: float, arrivals: float, departures: float, *,
+                    gamma: float = 1.0, R_min: float) -> float:
+    """R after the flows that arrived and left in the last interval, without waiting for the law to see them.
+
+    RCP's own estimate of the flows sharing the link is N = gamma*C / R(t-T); with a arrivals (SYNs) and l
+    departures (last DATA packets) it becomes N + a - l, and R scales by N / (N + a - l), clamped to
+    [R_min, gamma*C] (a link that emptied gets gamma*C)."""
+    if R_prev <= 0 or C <= 0:
+        raise ValueError(f"rcp_feedforward needs R_prev, C > 0 (R_prev={R_prev}, C={C})")
+    N = gamma * C / R_prev
+    flows = N + arrivals - departures
+    if flows <= 0:
+        return gamma * C
+    return min(max(R * N / flows, R_min), gamma * C)
+
+
+def rcp_syn_rate(R: float, C: float, y: float, k: int, *, gamma: float = 1.0) -> float:
+    """The rate for the k-th new flow (SYN) of an interval: R, unless the link's input y plus k new flows at R
+    would exceed gamma*C; then R scaled so that they fit. On an idle link a new flow gets R, on a full one
+    about C / (N + k)."""
+    if k < 1:
+        raise ValueError(f"rcp_syn_rate: k counts new flows from 1, got {k}")
+    return R * min(1.0, gamma * C / max(y + k * R, 1e-12))

@@ -23,8 +23,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ptf_tests.run")
     ap.add_argument("--json", default=str(BUILD_JSON))
     ap.add_argument("--switch-log", help="simple_switch log file (off by default)")
-    ap.add_argument("--pcap", metavar="DIR", help="keep bmv2's capture of every switch port in DIR (<port>-in.pcap, "
-                                                  "<port>-out.pcap; tools/wireshark/rcp.lua dissects RCP)")
+    ap.add_argument("--pcap", metavar="DIR", help="keep bmv2's capture of every switch port in DIR (<interface>_in.pcap, "
+                                                  "<interface>_out.pcap; tools/wireshark/rcp.lua dissects RCP)")
     ap.add_argument("tests", nargs="*", help="PTF test names (default: all)")
     args = ap.parse_args(argv)
 

@@ -1,6 +1,9 @@
-"""The fluid model behind docs/control_plane.md's "Gains": which gains keep one bottleneck stable."""
+"""The fluid model behind docs/control_plane.md's "Gains" and "Sudden load": which gains keep one bottleneck
+stable, and what each router does with sudden load."""
 
-from control_plane.fluid import Bottleneck, join_rtts, poisson_drops, simulate
+import statistics
+
+from control_plane.fluid import Bottleneck, flash_crowd, join_rtts, poisson_drops, short_flows, simulate
 
 
 def test_default_gains_are_stable_without_target_queue():
@@ -71,3 +74,37 @@ def test_the_papers_gains_drop_less_once_flows_pile_up():
     default = [poisson_drops(SHORT_FLOWS, load=0.75, size_pkts=100, alpha=0.4, beta=0.4, seed=s) for s in (1, 2, 3)]
     papers = [poisson_drops(SHORT_FLOWS, load=0.75, size_pkts=100, alpha=0.1, beta=1.0, seed=s) for s in (1, 2, 3)]
     assert max(papers) < min(default) / 3, (papers, default)
+
+
+# Issue 27: sudden load. The flow-count feedforward (rcp-ff) against plain RCP and the talk's RCP-AC, in the model
+# that reproduces plain RCP's losses above (docs/control_plane.md, "Sudden load").
+FLASH_LINK = Bottleneck(queue_limit_pkts=56)        # 12 Mb/s, 40 ms: a buffer of one BDP
+
+
+def test_with_the_feedforward_a_joining_flow_reaches_its_share_within_5_rtts():
+    rtts = join_rtts(Bottleneck(), JOINS, alpha=0.4, beta=0.4, router="rcp-ff")
+    assert all(r is not None and r <= 5 for r in rtts), rtts
+
+
+def test_a_flash_crowd_overflows_one_bdp_under_rcp_and_not_with_the_feedforward():
+    plain = flash_crowd(FLASH_LINK, running=4, joining=4, alpha=0.4, beta=0.4)
+    ff = flash_crowd(FLASH_LINK, running=4, joining=4, alpha=0.4, beta=0.4, router="rcp-ff")
+    assert plain.dropped_pkts > 50
+    assert ff.dropped_pkts == 0 and ff.peak_queue_pkts < 0.5 * FLASH_LINK.queue_limit_pkts, ff
+
+
+def test_with_the_feedforward_short_flows_lose_almost_nothing_and_stay_near_processor_sharing():
+    for load in (0.05, 0.25, 0.5, 0.75):
+        runs = [short_flows(SHORT_FLOWS, load=load, size_pkts=100, alpha=0.4, beta=0.4, seed=s, router="rcp-ff")
+                for s in (1, 2, 3)]
+        assert max(r.dropped for r in runs) < 0.005, (load, runs)
+        assert statistics.fmean(r.fct_over_ps for r in runs) <= 1.3, (load, runs)
+
+
+def test_rcp_ac_trades_losses_for_flow_completion_time_and_leaves_joins_to_the_law():
+    """The talk: small acceleration, small queues and long FCTs; large acceleration, FCTs near PS and losses."""
+    gentle = short_flows(SHORT_FLOWS, load=0.75, size_pkts=100, alpha=0.4, beta=0.4, router="rcp-ac", ac_gamma=0.1)
+    eager = short_flows(SHORT_FLOWS, load=0.75, size_pkts=100, alpha=0.4, beta=0.4, router="rcp-ac", ac_gamma=2.0)
+    assert gentle.dropped == 0 and gentle.fct_over_ps > 1.5, gentle
+    assert eager.dropped > 0.03 and eager.fct_over_ps < 1.0, eager
+    assert all(r > 10 for r in join_rtts(Bottleneck(), JOINS, alpha=0.4, beta=0.4, router="rcp-ac"))

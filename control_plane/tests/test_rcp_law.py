@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_rate
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rate
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
@@ -76,3 +76,27 @@ def test_d0_of_ns2_rises_fast_and_falls_slowly():
     """rcp.cc: up with gain T/d0; down with gain (R/C)(rtt/d0)(T/d0), here 0.25 x 0.4 x 0.1."""
     assert d0_ns2(0.1, 0.2, T=0.01, R=3e6, C=12e6) == pytest.approx(0.1 + 0.1 * 0.1)
     assert d0_ns2(0.1, 0.04, T=0.01, R=3e6, C=12e6) == pytest.approx(0.1 - 0.25 * 0.4 * 0.1 * 0.06)
+
+
+def test_feedforward_scales_R_by_the_flows_before_over_the_flows_after():
+    # R = C/4: RCP's estimate is 4 flows; one arrives: C/5; two leave: C/2
+    assert rcp_feedforward(C / 4, C / 4, C, 1, 0, R_min=R_MIN) == pytest.approx(C / 5)
+    assert rcp_feedforward(C / 4, C / 4, C, 0, 2, R_min=R_MIN) == pytest.approx(C / 2)
+    assert rcp_feedforward(C / 4, C / 4, C, 0, 0, R_min=R_MIN) == pytest.approx(C / 4)
+    # the law's own step is kept: R(t) moved to 0.3 C, the flows to 5 from 4
+    assert rcp_feedforward(0.3 * C, C / 4, C, 1, 0, R_min=R_MIN) == pytest.approx(0.3 * C * 4 / 5)
+
+
+def test_feedforward_clamps_and_an_emptied_link_gets_gamma_C():
+    assert rcp_feedforward(C / 2, C / 2, C, 0, 5, R_min=R_MIN) == C
+    assert rcp_feedforward(C, C, C, 10_000, 0, R_min=R_MIN) == R_MIN
+    assert rcp_feedforward(C / 2, C / 2, C, 0, 1, gamma=0.95, R_min=R_MIN) == pytest.approx(0.95 * C)
+
+
+def test_a_new_flow_gets_R_on_an_idle_link_and_its_share_on_a_full_one():
+    assert rcp_syn_rate(C, C, 0.0, 1) == C
+    assert rcp_syn_rate(C / 4, C, C, 1) == pytest.approx(C / 5)          # 4 flows at C/4, a fifth joins
+    assert rcp_syn_rate(C / 4, C, C, 2) == pytest.approx(C / 6)
+    assert rcp_syn_rate(C / 2, C, 0.25 * C, 1) == C / 2                  # room for it
+    with pytest.raises(ValueError):
+        rcp_syn_rate(C, C, 0.0, 0)
