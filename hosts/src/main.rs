@@ -153,6 +153,11 @@ struct TrafficArgs {
     /// their times to fit it, instead of whatever one Poisson draw offers.
     #[arg(long)]
     exact_load: bool,
+    /// Print the arrivals these arguments plan, one JSON line each ({"index",
+    /// "t_s", "size_bytes"}), and exit without sending: the flows a run
+    /// starts, for engines that start them in simulated time (topo/ns3).
+    #[arg(long)]
+    plan: bool,
 }
 
 fn main() -> ExitCode {
@@ -330,6 +335,17 @@ fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     })
 }
 
+fn print_plan(w: &Workload) -> Result<ExitCode, String> {
+    use std::io::Write;
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    for (index, &(t, size)) in w.planned().iter().enumerate() {
+        let line = serde_json::json!({"index": index, "t_s": t, "size_bytes": size});
+        writeln!(stdout, "{line}").map_err(|e| format!("cannot print the plan: {e}"))?;
+    }
+    stdout.flush().map_err(|e| format!("cannot print the plan: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
     let w = Workload::new(
@@ -342,6 +358,9 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         a.max_flows,
         a.exact_load,
     )?;
+    if a.plan {
+        return print_plan(&w);
+    }
     if f.check {
         return check_flow(f);
     }

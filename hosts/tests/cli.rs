@@ -535,3 +535,29 @@ fn check_accepts_a_good_command_and_starts_nothing() {
     // the same receiver without --check cannot start: the address is taken
     command_fails_with(Command::new(bin()).args(["recv", "--bind", &busy]), "cannot bind UDP");
 }
+
+/// `traffic --plan`: the flows a run would start, one JSON line each, the same for the same seed, as many
+/// as the traffic_plan line of a real start announces; --exact-load offers the nominal load.
+#[test]
+fn traffic_plan_lists_the_flows_a_start_would_run() {
+    let dir = TempDir::new("plan");
+    let out = dir.file("flows.jsonl");
+    let plan = |extra: &[&str]| {
+        let mut cmd = runner_traffic("pareto:1.2:25000:1000000", &out, extra);
+        cmd.arg("--plan");
+        let o = run_with_timeout(&mut cmd, 20.0);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let first = plan(&[]);
+    assert_eq!(first, plan(&[]), "same seed, same plan");
+    let lines: Vec<serde_json::Value> = first.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!lines.is_empty());
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["index"], i);
+        assert!(line["size_bytes"].as_u64().unwrap() <= 1_000_000);
+    }
+    assert!(!std::path::Path::new(&out).exists(), "--plan opens no output");
+    let exact = plan(&["--exact-load"]);
+    assert_ne!(exact, first, "the exact load scales the arrival times");
+}

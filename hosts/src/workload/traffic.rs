@@ -96,6 +96,11 @@ impl Workload {
         })
     }
 
+    /// The planned arrivals, (time, size), in time order.
+    pub fn planned(&self) -> &[(f64, u64)] {
+        &self.plan
+    }
+
     /// Flows the plan holds.
     pub fn flows(&self) -> usize {
         self.plan.len()
