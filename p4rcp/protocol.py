@@ -17,6 +17,8 @@ RCP_MAX_RTT_US = 10_000_000
 RCP_MIN_RATE_KBPS = 10
 
 DATA, ACK, SYN, SYNACK, FIN, FINACK = range(6)
+# flags: the first transmission of a flow's last DATA packet (routers count departures by it).
+FLAG_LAST = 0x01
 RCP_TYPES = {DATA: "DATA", ACK: "ACK", SYN: "SYN", SYNACK: "SYNACK", FIN: "FIN", FINACK: "FINACK"}
 FORWARD_TYPES = (DATA, SYN)
 

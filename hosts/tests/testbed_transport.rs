@@ -164,3 +164,29 @@ fn bottleneck_serves_at_its_rate_and_drops_the_excess() {
     let share = r.queue_drops as f64 / sent;
     assert!((share - 1.0 / 6.0).abs() < 0.02, "{} drops of {sent}", r.queue_drops);
 }
+
+/// Routers count a flow's departure by the flag on its last DATA packet
+/// (docs/protocol.md): once per flow, sized or open-ended, retransmissions
+/// never flagged, even under loss and reordering.
+#[test]
+fn each_flow_flags_its_last_data_packet_once() {
+    let flows: Vec<FlowSpec> = (0..4)
+        .map(|i| FlowSpec {
+            cc: CcSpec::Rcp,
+            rtt_s: 0.030,
+            start_s: 0.1 * i as f64,
+            size: if i % 2 == 0 { Some(300_000) } else { None },
+            duration: if i % 2 == 0 { None } else { Some(1.5) },
+        })
+        .collect();
+    let stamped = |loss, reorder| Net {
+        stamp_kbps: 4_000,
+        ..link(loss, reorder)
+    };
+    let r = simulate(&stamped(0.0, 0.0), &flows, 1, 30.0);
+    assert!(r.flows.iter().all(|f| f.sent.completed), "every flow completes");
+    assert_eq!(r.last_flags, 4);
+    // under loss a flagged packet may itself be lost before the queue, but never flagged twice
+    let lossy = simulate(&stamped(0.05, 0.25), &flows, 2, 60.0);
+    assert!(lossy.last_flags <= 4, "{}", lossy.last_flags);
+}

@@ -44,6 +44,10 @@ const FINACK_BODY: usize = 12;
 /// FINACK status bit: every byte delivered matched the flow's content pattern.
 pub const STATUS_VERIFIED: u8 = 1;
 
+/// RCP header flag on the first transmission of a flow's last DATA packet:
+/// routers count departures by it (docs/protocol.md, "flags").
+pub const FLAG_LAST: u8 = 0x01;
+
 /// RCP packet types (low 4 bits of byte 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

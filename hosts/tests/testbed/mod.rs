@@ -17,7 +17,7 @@ use p4rcp_host::cc::CcSpec;
 use p4rcp_host::transport::receiver::Receiver;
 use p4rcp_host::transport::record::{FlowRecord, RecvRecord, TraceLine};
 use p4rcp_host::transport::sender::{FlowParams, SenderFlow};
-use p4rcp_host::transport::wire::{Packet, PktType, RCP_HEADER_LEN};
+use p4rcp_host::transport::wire::{Packet, PktType, FLAG_LAST, RCP_HEADER_LEN};
 use p4rcp_host::transport::Outbox;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -137,6 +137,8 @@ pub struct SimResult {
     pub flows: Vec<FlowResult>,
     /// Data packets the full queue dropped.
     pub queue_drops: u64,
+    /// DATA packets flagged as a flow's last (FLAG_LAST) that reached the queue.
+    pub last_flags: u64,
 }
 
 impl SimResult {
@@ -189,6 +191,7 @@ struct Sim {
     busy: bool,
     rate_kbps: f64,
     queue_drops: u64,
+    last_flags: u64,
     /// Per flow: when its latest data packet reaches the queue and its
     /// latest ACK reaches it (jitter keeps each stream in order).
     last_at_queue: Vec<f64>,
@@ -236,6 +239,9 @@ impl Sim {
     }
 
     fn enqueue(&mut self, flow: usize, d: Vec<u8>) {
+        if d.len() >= RCP_HEADER_LEN && d[0] & 0x0f == PktType::Data as u8 && d[1] & FLAG_LAST != 0 {
+            self.last_flags += 1;
+        }
         let frame = frame_bytes(&d);
         if self.queued_bytes + frame > self.net.buffer_bytes {
             self.queue_drops += 1;
@@ -292,6 +298,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
         busy: false,
         rate_kbps: net.rate_kbps,
         queue_drops: 0,
+        last_flags: 0,
         last_at_queue: vec![0.0; flows.len()],
         last_at_sender: vec![0.0; flows.len()],
     };
@@ -415,6 +422,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
     SimResult {
         flows,
         queue_drops: sim.queue_drops,
+        last_flags: sim.last_flags,
     }
 }
 

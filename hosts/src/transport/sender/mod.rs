@@ -471,7 +471,11 @@ impl SenderFlow {
                 self.monitor.on_app_limited();
                 break;
             };
-            let rcp = self.forward_header(PktType::Data);
+            let mut rcp = self.forward_header(PktType::Data);
+            let last = !is_retx && self.is_last_new(off + len as u64, len, now);
+            if last {
+                rcp.flags |= wire::FLAG_LAST;
+            }
             let common = Common {
                 flow_id: self.p.flow_id,
                 pkt_seq: self.loss.next_seq(),
@@ -489,6 +493,9 @@ impl SenderFlow {
             if !is_retx {
                 self.next_new = off + len as u64;
             }
+            if last {
+                self.end = self.next_new; // an open-ended flow's new data ends with the packet it flagged
+            }
             let mi = self.monitor.on_send(frame, now);
             self.loss.on_send(off, len, frame, now, mi, is_retx);
             self.sent.on_send(frame, now, is_retx);
@@ -497,6 +504,25 @@ impl SenderFlow {
             if self.loss.next_seq() == u32::MAX {
                 self.abort("ran out of packet sequence numbers");
             }
+        }
+    }
+
+    /// Whether new data ending at `end_offset` is the flow's last: its final
+    /// bytes, or, for an open-ended flow, the packet after which the next one
+    /// would leave at or after the end of its duration at the pace in force.
+    /// (An open-ended flow that sends no new data in its last packet interval,
+    /// window-limited, ends at its deadline without the flag.)
+    fn is_last_new(&self, end_offset: u64, len: u32, now: f64) -> bool {
+        if end_offset == self.end {
+            return true;
+        }
+        match (self.p.duration, self.end) {
+            (Some(d), u64::MAX) => {
+                let frame_bits = wire::frame_bytes(wire::DATA_HEADER_LEN + len as usize) as f64 * 8.0;
+                let next = self.pacer.next_departure().max(now) + frame_bits / (self.pacer.rate() * 1000.0);
+                next >= self.t_start + d
+            }
+            _ => false,
         }
     }
 
