@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from string import Formatter
 
 from control_plane.loop import RcpParams
 from p4rcp.tables import number, string, table_of, tables_of, unknown_keys
@@ -20,24 +21,41 @@ DEFAULT_SCHEMES = ("rcp", "tcp", "allegro", "vivace")
 LINUX_INITCWND = 10     # segments: the kernel's initial window where the route sets none (RFC 6928)
 
 
+# What an external scheme's command lines may name (topo/external.py fills them in).
+EXTERNAL_PLACEHOLDERS = ("receiver_ip", "sender_ip", "port", "duration_s", "flow_id")
+EXTERNAL_PORT = 9000
+
+
 @dataclass(frozen=True)
 class Scheme:
     """One row of the results: the hosts' congestion control (p4rcp-host --cc) and its settings.
 
     An experiment names its schemes; a name is a host scheme (rcp, tcp:reno, ...) or a [scheme.NAME]
     table that sets cc and, on top of it, the control plane's RCP parameters (for RCP's gains side by
-    side) or TCP's initial window (the senders' route initcwnd)."""
+    side) or TCP's initial window (the senders' route initcwnd); or an external scheme: the commands that
+    start another program's receiver and sender (a reference implementation), whose delivered payload
+    p4rcp measures itself (topo/external.py)."""
     name: str
     cc: str
     rcp: dict = field(default_factory=dict)   # RcpParams overrides, on top of the experiment's [rcp]
     initcwnd: int | None = None               # TCP only; None: the kernel's default
+    sender: str | None = None                 # external: command templates (EXTERNAL_PLACEHOLDERS)
+    receiver: str | None = None
+    port: int = EXTERNAL_PORT                 # external: the port its receiver listens on
 
     @property
     def is_tcp(self) -> bool:
         return self.cc == "tcp" or self.cc.startswith("tcp:")
 
+    @property
+    def is_external(self) -> bool:
+        return self.sender is not None
+
     def describe(self, rcp_params: RcpParams) -> str:
         """What ran, in words, for the summary."""
+        if self.is_external:
+            return (f"external programs (goodput measured at the receiving host): receiver `{self.receiver}`, "
+                    f"sender `{self.sender}`; routers stamp R, unused")
         if self.is_tcp:
             algo = self.cc.removeprefix("tcp").removeprefix(":") or "cubic"
             window = (f"initial window {self.initcwnd} segments (route initcwnd)" if self.initcwnd
@@ -158,7 +176,7 @@ EXPERIMENT_KEYS = {"description", "topology", "schemes", "duration_s", "seeds", 
 LONG_KEYS = {"sender", "receiver", "start_s", "stop_s"}
 POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load"}
 EVENT_KEYS = {"at_s", "bottleneck_scale"}
-SCHEME_KEYS = {"cc", "rcp", "initcwnd"}
+SCHEME_KEYS = {"cc", "rcp", "initcwnd", "sender", "receiver", "port"}
 RCP_KEYS = {f.name for f in fields(RcpParams)}
 MAX_DURATION_S = 86_400.0
 # Long flows' ids are 1000 x seed + index (topo/schedule.py) and must fit the hosts' 32-bit flow ids.
@@ -293,13 +311,36 @@ def _scheme_table(name: str, table, where: str) -> Scheme:
     if not isinstance(table, dict):
         raise ExperimentError(f"{here} must be a table, got {table!r}")
     _check_keys(table, SCHEME_KEYS, here)
+    if "sender" in table or "receiver" in table:
+        return _external_scheme(name, table, here)
     rcp = table_of(table, "rcp", here)
     _check_keys(rcp, RCP_KEYS, f"{here} rcp")
     initcwnd = number(table, "initcwnd", here, integer=True, above=0, default=None)
+    if "port" in table:
+        raise ExperimentError(f"{here}: port is for external schemes (with sender and receiver commands)")
     scheme = Scheme(name, string(table, "cc", here), dict(rcp), initcwnd)
     if scheme.initcwnd is not None and not scheme.is_tcp:
         raise ExperimentError(f"{here}: initcwnd is a positive number of segments, for tcp only")
     return scheme
+
+
+def _external_scheme(name: str, table: dict, here: str) -> Scheme:
+    """A scheme run by other programs: sender and receiver command templates, nothing of p4rcp-host's."""
+    other = sorted(set(table) & {"cc", "rcp", "initcwnd"})
+    if other:
+        raise ExperimentError(f"{here}: an external scheme (sender, receiver) takes no {', '.join(other)}")
+    commands = {key: string(table, key, here) for key in ("sender", "receiver")}
+    for key, command in commands.items():
+        try:
+            names = {field_name for _, field_name, _, _ in Formatter().parse(command) if field_name is not None}
+        except ValueError as e:
+            raise ExperimentError(f"{here}: {key} {command!r}: {e}") from None
+        unknown = sorted(names - set(EXTERNAL_PLACEHOLDERS))
+        if unknown:
+            raise ExperimentError(f"{here}: {key} names {{{unknown[0]}}}; it may name "
+                                  f"{', '.join('{' + p + '}' for p in EXTERNAL_PLACEHOLDERS)}")
+    port = number(table, "port", here, integer=True, above=0, below=65536, default=EXTERNAL_PORT)
+    return Scheme(name, "external", sender=commands["sender"], receiver=commands["receiver"], port=port)
 
 
 def _validate(exp: Experiment, where: str) -> None:
@@ -310,6 +351,10 @@ def _validate(exp: Experiment, where: str) -> None:
         raise ExperimentError(f"{where}: no traffic (no [[long]] and no [[poisson]])")
     if exp.poisson and not (exp.load or "load" in exp.sweep):
         raise ExperimentError(f"{where}: [[poisson]] sources need a total load in (0, 1)")
+    external = [name for name in exp.schemes if exp.scheme(name).is_external]
+    if external and exp.poisson:
+        raise ExperimentError(f"{where}: external schemes ({', '.join(external)}) run [[long]] flows only: p4rcp "
+                              f"starts one sender command per flow, not a workload of many")
     for name in exp.schemes:
         try:
             exp.rcp_params(exp.scheme(name))

@@ -27,12 +27,12 @@ from p4rcp import dataplane as dp
 from p4rcp.processes import stop_processes
 from p4rcp.toolchain import (BUILD_JSON, ROOT, ToolchainMissing, bmv2_build, bmv2_build_line, find_tool,
                              tool_version)
-from topo import hosts
+from topo import external, hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_invocation, resolve
 from topo.monitor import INPUT_DROP_SHARE, InputCounts, Monitor
 from topo.network import Network, SwitchOptions
 from topo.report import read_jsonl, void_runs, write_report
-from topo.schedule import BandwidthChange, RunDir, long_flow_id, receivers, schedule
+from topo.schedule import BandwidthChange, Launch, RunDir, long_flow_id, receivers, schedule
 
 GRACE_S = 20.0                  # for senders to finish after the last flow's end
 RECEIVER_START_S = 0.5          # receivers listen before the first sender starts
@@ -54,23 +54,38 @@ class RunOptions:
 class HostProcess:
     """A host program of the run: what it is, its process, where its stderr goes."""
     host: str
-    kind: str                  # "receiver", "long", "poisson"
+    kind: str                  # "receiver", "long", "poisson", "capture"
     proc: subprocess.Popen
     stderr: Path
     flow_id: int | None = None
     exit_status: int | None = None      # when it exited by itself during the run; None: still running then
+    started_unix_s: float = 0.0
+    launch: Launch | None = None
+    stopped: bool = False               # an external sender the runner stopped at its flow's end
+    cpu_pct: float | None = None        # of one core over its life, measured when stopped
 
     def describe(self) -> str:
-        what = {"receiver": "receiver", "long": "long-flow sender", "poisson": "traffic generator"}[self.kind]
+        what = {"receiver": "receiver", "long": "long-flow sender", "poisson": "traffic generator",
+                "capture": "capture"}[self.kind]
         return f"{what} {self.host}" + (f" (flow {self.flow_id})" if self.flow_id is not None else "")
+
+    def measure_cpu(self) -> None:
+        """CPU of the program and its children over its life so far, in % of one core (a busy-waiting
+        sender: 100); the last measure stands once it has exited."""
+        try:
+            top = psutil.Process(self.proc.pid)
+            cpu = sum(sum(p.cpu_times()[:2]) for p in [top, *top.children(recursive=True)])
+            self.cpu_pct = 100 * cpu / max(1e-6, time.time() - top.create_time())
+        except psutil.Error:
+            pass
 
 
 def start_host(network: Network, host: str, kind: str, command: list[str], out: RunDir,
-               flow_id: int | None = None) -> HostProcess:
-    stderr = out.stderr(host, kind)
+               flow_id: int | None = None, launch: Launch | None = None) -> HostProcess:
+    stderr = out.stderr(host, kind if flow_id is None else f"{kind}_{flow_id}")
     with open(stderr, "ab") as f:       # the child keeps its own descriptor
         proc = network.host(host).popen(command, stdout=subprocess.DEVNULL, stderr=f)
-    return HostProcess(host, kind, proc, stderr, flow_id)
+    return HostProcess(host, kind, proc, stderr, flow_id, started_unix_s=time.time(), launch=launch)
 
 
 def last_line(path: Path) -> str:
@@ -147,14 +162,23 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         if scheme.initcwnd is not None:
             network.set_initcwnd(topology.senders, scheme.initcwnd)
         for name in receivers(exp):
-            processes.append(start_host(network, name, "receiver", hosts.recv(out.recv(name)), out))
+            command = (external.receiver_command(scheme, receiver_ip=topology.hosts[name].ip) if scheme.is_external
+                       else hosts.recv(out.recv(name)))
+            processes.append(start_host(network, name, "receiver", command, out))
+        plan = schedule(exp, variant, scheme, seed, out)
+        if scheme.is_external:
+            for item in plan:
+                if isinstance(item, Launch):
+                    interface = network.host(item.receiver).defaultIntf().name
+                    processes.append(start_host(network, item.receiver, "capture", external.capture_command(
+                        interface, topology.hosts[item.host].ip, scheme.port, out.capture(item.flow_id)), out,
+                        item.flow_id))
         time.sleep(RECEIVER_START_S)
         counts, sampled = InputCounts(network), InputCounts(network)   # the monitor thread has its own
         before = counts.read()
         monitor = Monitor(network.switch_pids(), lambda: {sw: k - p - (before[sw][0] - before[sw][1])
                                                           for sw, (k, p) in sampled.read().items()},
                           host_pids=[p.pid for p in network.emulators]).start()
-        plan = schedule(exp, variant, scheme.cc, seed, out)
         base_pps = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
         t0 = time.monotonic()
         while True:
@@ -166,14 +190,19 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
                         network.set_bottleneck(sw, port, max(1, round(pps * item.bottleneck_scale)))
                     meta["events"].append({"unix_s": time.time(), "bottleneck_scale": item.bottleneck_scale})
                 else:
-                    started = start_host(network, item.host, item.kind, item.command, out, item.flow_id)
+                    started = start_host(network, item.host, item.kind, item.command, out, item.flow_id, item)
                     processes.append(started)
                     monitor.host_pids.append(started.proc.pid)
             for p in processes:
                 if p.exit_status is None and p.proc.poll() is not None:
                     p.exit_status = p.proc.returncode
-            senders = [p for p in processes if p.kind != "receiver"]
-            running = sum(p.exit_status is None for p in senders)
+                elif p.exit_status is None and not p.stopped and p.launch is not None and p.launch.stop_s is not None:
+                    p.measure_cpu()               # an external sender: what it costs, busy-waiting or not
+                    if elapsed >= p.launch.stop_s:
+                        stop_processes([p.proc])  # its flow ends at its set time
+                        p.stopped = True
+            senders = [p for p in processes if p.kind in ("long", "poisson")]
+            running = sum(p.exit_status is None and not p.stopped for p in senders)
             progress.tick(label, elapsed, exp.duration_s, running, _flows_left(senders, out),
                           monitor.samples[-1]["total_pct"] if monitor.samples else 0.0)
             if elapsed >= exp.duration_s and not plan and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
@@ -193,7 +222,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         # A long flow runs for a set time: one still running is a fault. A Poisson workload can hold a
         # heavy-tailed flow that needs longer than the run; its generator is stopped (below) and records
         # the flows it had not finished as not completed ("flows done" counts them).
-        hung = sum(p.exit_status is None for p in processes if p.kind == "long")
+        hung = sum(p.exit_status is None and not p.stopped for p in processes if p.kind == "long")
         if hung:
             meta["problems"].append(f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
         meta["traffic_cut_short"] = sum(p.exit_status is None for p in processes if p.kind == "poisson")
@@ -212,10 +241,29 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         if monitor is not None:
             with open(out.root / "cpu.jsonl", "w") as f:
                 f.writelines(json.dumps(s) + "\n" for s in monitor.samples)
+    if scheme.is_external:
+        meta["external_cpu_pct"] = external_records(processes, scheme, topology, out)
     meta["problems"] += host_problems(processes, out, exp, seed)
     meta["valid"] = not meta["problems"]
     (out.root / "run.json").write_text(json.dumps(meta, indent=1))
     return meta
+
+
+def external_records(processes: list[HostProcess], scheme, topology, out: RunDir) -> dict[str, float | None]:
+    """An external scheme's flows, measured by p4rcp from the captures at the receivers, written as the flow
+    records and goodput samples p4rcp-host writes (topo/external.py); returns each sender's CPU (% of a core:
+    a busy-waiting sender shows 100)."""
+    cpu = {}
+    for p in processes:
+        if p.kind != "long":
+            continue
+        failed = (f"exited with status {p.exit_status}: {last_line(p.stderr)}"
+                  if p.exit_status not in (None, 0) else None)
+        external.write_records(out.capture(p.flow_id), flow_id=p.flow_id, scheme=scheme,
+                               start_unix_s=p.started_unix_s, sender_failed=failed, flows=out.flows(p.host),
+                               trace=out.trace(p.host), receiver_ip=topology.hosts[p.launch.receiver].ip)
+        cpu[f"{p.host} (flow {p.flow_id})"] = None if p.cpu_pct is None else round(p.cpu_pct, 1)
+    return cpu
 
 
 def _flows_left(senders: list[HostProcess], out: RunDir) -> int:

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from topo import hosts
+from topo import external, hosts
 
 if TYPE_CHECKING:
-    from topo.experiment import Experiment, Variant
+    from topo.experiment import Experiment, Scheme, Variant
 
 CHECK_TIMEOUT_S = 10
 
@@ -33,6 +33,10 @@ class RunDir:
     def recv(self, host: str) -> Path:
         return self.root / f"recv_{host}.jsonl"
 
+    def capture(self, flow_id: int) -> Path:
+        """An external scheme's flow, as its receiving host saw it (headers only)."""
+        return self.root / f"capture_{flow_id}.pcap"
+
     def stderr(self, host: str, kind: str) -> Path:
         """What a host program printed on stderr (its last line names why it failed)."""
         return self.root / f"stderr_{host}_{kind}.log"
@@ -46,6 +50,8 @@ class Launch:
     kind: str                 # "long" (one flow of a set duration), "poisson" (a traffic generator)
     command: list[str]
     flow_id: int | None = None
+    receiver: str | None = None   # a long flow's receiving host
+    stop_s: float | None = None   # an external sender: stopped then if it has not ended by itself
 
 
 @dataclass(frozen=True)
@@ -59,19 +65,28 @@ def long_flow_id(seed: int, index: int) -> int:
     return 1000 * seed + index
 
 
-def schedule(exp: Experiment, variant: Variant, cc: str, seed: int, out: RunDir) -> list[Launch | BandwidthChange]:
+def schedule(exp: Experiment, variant: Variant, scheme: Scheme, seed: int,
+             out: RunDir) -> list[Launch | BandwidthChange]:
     """The run's launches and bandwidth changes, in time order.
 
     The seed fixes the Poisson workloads and the long flows' ids, from which the senders seed their
     controllers: every scheme of one seed sees the same flows."""
     topology = variant.topology
+    cc = scheme.cc
     items: list[Launch | BandwidthChange] = []
     for i, flow in enumerate(exp.long_flows):
         stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
         flow_id = long_flow_id(seed, i)
-        items.append(Launch(flow.start_s, flow.sender, "long",
-                            hosts.long_flow(topology.hosts[flow.receiver].ip, cc, stop - flow.start_s, flow_id,
-                                            out.flows(flow.sender), out.trace(flow.sender)), flow_id))
+        receiver_ip = topology.hosts[flow.receiver].ip
+        if scheme.is_external:
+            command = external.sender_command(scheme, sender_ip=topology.hosts[flow.sender].ip,
+                                              receiver_ip=receiver_ip, duration_s=stop - flow.start_s,
+                                              flow_id=flow_id)
+        else:
+            command = hosts.long_flow(receiver_ip, cc, stop - flow.start_s, flow_id, out.flows(flow.sender),
+                                      out.trace(flow.sender))
+        items.append(Launch(flow.start_s, flow.sender, "long", command, flow_id, flow.receiver,
+                            stop if scheme.is_external else None))
     C = topology.switch(topology.bottlenecks[0][0]).ports[topology.bottlenecks[0][1]].capacity_bps
     for i, src in enumerate(exp.poisson):
         share = variant.load / len(exp.poisson)
@@ -95,6 +110,8 @@ def check_with_hosts(exp: Experiment) -> None:
         raise ValueError(f"{hosts.HOST_BINARY} is missing: run 'make hosts' (it judges schemes and workloads)")
     where = exp.source.name
     for name in exp.schemes:
+        if exp.scheme(name).is_external:
+            continue                      # another program's commands: p4rcp cannot judge them
         cc = exp.scheme(name).cc
         refused = _refused(hosts.single_flow("127.0.0.1", cc, 1))
         if refused and name in exp.scheme_tables:
@@ -107,10 +124,12 @@ def check_with_hosts(exp: Experiment) -> None:
     for variant in exp.variants():
         for name in exp.schemes:
             scheme = exp.scheme(name)
+            if scheme.is_external:
+                continue
             commands = [(f"{where} of {name}", cmd) for where, cmd in
                         [(f"receiver {r}", hosts.recv(out.recv(r))) for r in receivers(exp)]
                         + [(f"{item.kind} flow of {item.host}", item.command)
-                           for item in schedule(exp, variant, scheme.cc, exp.seeds[0], out)
+                           for item in schedule(exp, variant, scheme, exp.seeds[0], out)
                            if isinstance(item, Launch)]]
             for what, cmd in commands:
                 key = tuple(cmd)

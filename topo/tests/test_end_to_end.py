@@ -61,3 +61,19 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
     assert sorted(access) == ["h1", "h2"] and all(a["rate_mbps"] == pytest.approx(2 * C / 1e6) for a in access.values())
     assert all(a["packets"] >= f["packets_sent"] for a, f in zip(access.values(), sent)), (access, sent)
     assert all(a["drops"] == 0 for a in access.values()), access
+
+
+def test_an_external_scheme_runs_and_p4rcp_measures_its_goodput(tmp_path):
+    """Another program as a scheme (issue 33): iperf's UDP sender at 4 Mb/s of payload; p4rcp counts what
+    reached the receiver from a capture there and writes the flow's record and goodput samples."""
+    require_toolchain("simple_switch")
+    exp = load_experiment(Path(__file__).with_name("e2e-external.toml"))
+    [variant] = exp.variants()
+    run_dir = tmp_path / "run"
+    meta = run_scheme(exp, variant, "iperf-udp", RunDir(run_dir))
+    assert meta["valid"], f"run invalid: {meta['problems']}"
+    [record] = read_jsonl(run_dir / "flows_h1.jsonl")
+    assert record["external"] and record["completed"], record
+    samples = [s["goodput_kbps"] for s in read_jsonl(run_dir / "trace_h1.jsonl") if 2.0 <= s["t_s"] <= 7.0]
+    assert statistics.fmean(samples) == pytest.approx(4000, rel=0.1)
+    assert set(meta["external_cpu_pct"]) == {"h1 (flow 1000)"}
