@@ -23,6 +23,7 @@ from mininet.topo import Topo
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, RcpParams, program_switch
+from p4rcp import dataplane as dp
 from p4rcp.processes import stop_processes
 from p4rcp.topology import ETHERNET_HEADER_BYTES, Topology
 from topo import hosts
@@ -254,6 +255,28 @@ class Network:
             now = node.cmd(f"ip -4 route show {HOSTS_PREFIX}").strip()
             if f"initcwnd {segments}" not in now:
                 raise RuntimeError(f"{name}: could not set initcwnd {segments} on its route: {now!r}")
+
+    def bottleneck_counts(self) -> dict[str, tuple[int, int]]:
+        """Per shaped link ("s1:2"): frames routed into its queue (the switch's rcp_input) and frames the next
+        switch received from it (its ingress_packets on that link). Once the queue has drained, their
+        difference over a run is what the queue dropped."""
+        drivers: dict[str, Bmv2ThriftDriver] = {}
+        try:
+            counts = {}
+            for sw, port in self.topology.bottlenecks:
+                here = self.topology.switch(sw)
+                peer = self.topology.switch(here.ports[port].peer)
+                peer_port = next(p.number for p in peer.ports.values() if p.peer == sw)
+                for name in (sw, peer.name):
+                    if name not in drivers:
+                        drivers[name] = Bmv2ThriftDriver(self.topology.switch(name).thrift_port)
+                        drivers[name].connect()
+                into = drivers[sw].read_counter(dp.COUNTER_INPUT, port).packets
+                counts[f"{sw}:{port}"] = (into, drivers[peer.name].read_ingress_packets(peer_port))
+            return counts
+        finally:
+            for driver in drivers.values():
+                driver.close()
 
     def host(self, name: str):
         return self.net.get(name)

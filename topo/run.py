@@ -176,6 +176,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         time.sleep(RECEIVER_START_S)
         counts, sampled = InputCounts(network), InputCounts(network)   # the monitor thread has its own
         before = counts.read()
+        queue_before = network.bottleneck_counts()
         monitor = Monitor(network.switch_pids(), lambda: {sw: k - p - (before[sw][0] - before[sw][1])
                                                           for sw, (k, p) in sampled.read().items()},
                           host_pids=[p.pid for p in network.emulators]).start()
@@ -212,6 +213,8 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         monitor.stop()
         time.sleep(0.5)      # frames still inside bmv2 would look lost
         after = counts.read()
+        meta["bottleneck_drops"] = {link: (into - queue_before[link][0]) - (out - queue_before[link][1])
+                                    for link, (into, out) in network.bottleneck_counts().items()}
         for sw, (kernel_after, pipeline_after) in after.items():
             delivered = kernel_after - before[sw][0]
             lost = delivered - (pipeline_after - before[sw][1])

@@ -19,6 +19,11 @@ def metrics(run: dict, exp) -> dict:
     topo = run["topology"]
     C = min(run["meta"]["capacity_bps"].values())
     m = {"flows": len(run["flows"]), "valid": run["meta"]["valid"], "problems": run["meta"]["problems"]}
+    sent = sum(f.get("packets_sent") or 0 for f in run["flows"])
+    if sent:
+        m["retransmitted_pct"] = 100 * sum(f.get("retransmissions") or 0 for f in run["flows"]) / sent
+    if "bottleneck_drops" in run["meta"]:
+        m["bottleneck_drops"] = sum(run["meta"]["bottleneck_drops"].values())
     done = [f for f in run["flows"] if f.get("completed") and f.get("fct_recv_s") is not None]
     m["done"] = len(done)
     load = run["meta"].get("load")
@@ -55,6 +60,7 @@ def metrics(run: dict, exp) -> dict:
         per_link = [utilisation([r for r in records if (r["switch"], r["port"]) == link]) for link in run["control"]]
         m["utilisation"] = Spread.of(per_link).mean if any(u is not None for u in per_link) else None
         m["mean_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in records) / topo.data_frame_bytes
+        m["max_queue_pkts"] = max(r["q_bytes"] for r in records) / topo.data_frame_bytes
     if exp.long_flows and run["meta"].get("events"):
         m["to_fair_share_s"] = _times_to_fair_share(run, topo, C)
     if len({f.start_s for f in exp.long_flows}) > 1 and len(topo.bottlenecks) == 1:
@@ -191,8 +197,8 @@ def _rtt(topo, host: str) -> float:
 # A run's scalar figures, aggregated over seeds (tables.COLUMNS gives each a header), and its figures per
 # event (one value per bandwidth change or joining flow).
 SCALARS = ("load_measured", "mean_fct_s", "p50_fct_s", "p95_fct_s", "fct_ratio_ps", "mean_fct_sender_s",
-           "utilisation", "mean_queue_pkts", "steady_utilisation", "steady_queue_pkts", "jain", "throughput_mbps",
-           "rtt_ratio")
+           "retransmitted_pct", "bottleneck_drops", "utilisation", "mean_queue_pkts", "max_queue_pkts",
+           "steady_utilisation", "steady_queue_pkts", "jain", "throughput_mbps", "rtt_ratio")
 PER_EVENT = ("to_fair_share_s", "join_rtts")
 # Flow-size bins of the FCT tables and figure, in DATA packets: decades, as the RCP papers plot FCT.
 PACKET_DECADES = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]

@@ -31,6 +31,7 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
     run_dir = tmp_path / "run"
     meta = run_scheme(exp, variant, "rcp", RunDir(run_dir))
     assert meta["valid"], f"run invalid: {meta['problems']}"
+    assert list(meta["bottleneck_drops"].values()) == [0], "RCP keeps the queue small: nothing dropped"
 
     sent = [f for name in ("h1", "h2") for f in read_jsonl(run_dir / f"flows_{name}.jsonl")]
     assert len(sent) == 2 and all(f["completed"] and f["verified"] for f in sent), sent

@@ -201,3 +201,16 @@ def test_router_figures_of_the_steady_state_leave_out_the_start_and_the_joins():
     m = metrics(run, exp)
     assert m["utilisation"] == pytest.approx(0.75) and m["mean_queue_pkts"] == pytest.approx(10.5)
     assert m["steady_utilisation"] == pytest.approx(1.0) and m["steady_queue_pkts"] == pytest.approx(1.0)
+
+
+def test_retransmissions_and_queue_drops_are_figures_of_a_run():
+    from topo.report.metrics import metrics
+    run = {"meta": {"valid": True, "problems": [], "capacity_bps": {"s1:3": 12e6}, "duration_s": 10.0,
+                    "bottleneck_drops": {"s1:3": 7}},
+           "flows": [{"host": "h1", "flow_id": 1, "packets_sent": 300, "retransmissions": 3, "start_unix_s": 0.0},
+                     {"host": "h2", "flow_id": 2, "packets_sent": 100, "retransmissions": 1, "start_unix_s": 0.0}],
+           "rates": {}, "control": {}, "topology": TOPOLOGY}
+    m = metrics(run, type("Exp", (), {"long_flows": [], "poisson": []})())
+    assert m["retransmitted_pct"] == pytest.approx(1.0)
+    assert m["bottleneck_drops"] == 7
+    assert "dropped at the bottleneck (packets)" in summary_table([("rcp", aggregate([{**m, "seed": 1}]))])
