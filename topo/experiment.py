@@ -77,6 +77,8 @@ class LongFlow:
     receiver: str
     start_s: float
     stop_s: float | None      # None: until the experiment ends
+    cc: str | None = None     # this flow's own scheme whatever the run's (a fixed-rate sender among RCP flows)
+    dscp: int = 0             # the DSCP its packets carry (routers may map it to a weight class)
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ class Variant:
     label: str
     topology: Topology
     load: float | None
+    tcp_flows: int = 0        # the first this many long flows run the kernel's TCP instead of the run's scheme
 
 
 @dataclass
@@ -115,6 +118,7 @@ class Experiment:
     poisson: list[PoissonSource] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     sweep: dict[str, list] = field(default_factory=dict)
+    tcp_flows: int = 0                            # the first this many long flows run kernel TCP (sweepable)
     rcp: dict = field(default_factory=dict)       # RcpParams overrides for the control loops
     scheme_tables: dict[str, Scheme] = field(default_factory=dict)   # [scheme.NAME]
     seeds: list[int] = field(default_factory=lambda: [1])   # one run per seed: workloads and senders' randomness
@@ -135,16 +139,21 @@ class Experiment:
 
     def variants(self) -> list[Variant]:
         if not self.sweep:
-            return [Variant("", load_topology(self.topology_file, **self.topology_params), self.load)]
+            return [Variant("", load_topology(self.topology_file, **self.topology_params), self.load,
+                            self.tcp_flows)]
         [(key, values)] = self.sweep.items()
         out = []
         for value in values:
             label = f"{key}={_label(value)}"
             if key == "load":
-                out.append(Variant(label, load_topology(self.topology_file, **self.topology_params), value))
+                out.append(Variant(label, load_topology(self.topology_file, **self.topology_params), value,
+                                   self.tcp_flows))
+            elif key == "tcp_flows":
+                out.append(Variant(label, load_topology(self.topology_file, **self.topology_params), self.load,
+                                   value))
             else:
                 params = dict(self.topology_params, **{key: value})
-                out.append(Variant(label, load_topology(self.topology_file, **params), self.load))
+                out.append(Variant(label, load_topology(self.topology_file, **params), self.load, self.tcp_flows))
         return out
 
 
@@ -172,8 +181,8 @@ class Suite:
 # Every table's keys: any other is a typo, refused with the closest of these.
 SUITE_KEYS = {"description", "suite", "schemes"}
 EXPERIMENT_KEYS = {"description", "topology", "schemes", "duration_s", "seeds", "load", "topology_params", "long",
-                   "poisson", "events", "sweep", "rcp", "scheme"}
-LONG_KEYS = {"sender", "receiver", "start_s", "stop_s"}
+                   "poisson", "events", "sweep", "rcp", "scheme", "tcp_flows"}
+LONG_KEYS = {"sender", "receiver", "start_s", "stop_s", "cc", "dscp"}
 POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load"}
 EVENT_KEYS = {"at_s", "bottleneck_scale"}
 SCHEME_KEYS = {"cc", "rcp", "initcwnd", "sender", "receiver", "port"}
@@ -259,7 +268,7 @@ def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds) -> Exper
     topology_params = table_of(d, "topology_params", where)
     _check_keys(topology_params, set(topology_parameters(kind)) - {"kind"}, f"{where} [topology_params]")
     sweep = table_of(d, "sweep", where)
-    _check_keys(sweep, (set(topology_parameters(kind)) - {"kind"}) | {"load"}, f"{where} [sweep]")
+    _check_keys(sweep, (set(topology_parameters(kind)) - {"kind"}) | {"load", "tcp_flows"}, f"{where} [sweep]")
     for key, values in sweep.items():
         if not isinstance(values, list) or not values:
             raise ExperimentError(f"{where} [sweep]: {key} must be a non-empty list of values, got {values!r}")
@@ -281,6 +290,7 @@ def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds) -> Exper
         poisson=[_poisson(f, f"{where} [[poisson]] #{i + 1}") for i, f in enumerate(tables_of(d, "poisson", where))],
         events=[_event(e, f"{where} [[events]] #{i + 1}") for i, e in enumerate(tables_of(d, "events", where))],
         sweep=dict(sweep), rcp=dict(rcp), source=path,
+        tcp_flows=number(d, "tcp_flows", where, integer=True, minimum=0, default=0),
         scheme_tables={name: _scheme_table(name, t, where) for name, t in scheme_tables.items()},
         seeds=list(seeds or listed_seeds))
 
@@ -290,7 +300,8 @@ def _long_flow(f: dict, where: str) -> LongFlow:
     start = number(f, "start_s", where, minimum=0, below=MAX_DURATION_S, default=0.0)
     stop = number(f, "stop_s", where, above=start, default=None)
     return LongFlow(string(f, "sender", where), string(f, "receiver", where), float(start),
-                    None if stop is None else float(stop))
+                    None if stop is None else float(stop), string(f, "cc", where, default=None),
+                    number(f, "dscp", where, integer=True, minimum=0, below=64, default=0))
 
 
 def _poisson(f: dict, where: str) -> PoissonSource:
@@ -351,7 +362,13 @@ def _validate(exp: Experiment, where: str) -> None:
         raise ExperimentError(f"{where}: no traffic (no [[long]] and no [[poisson]])")
     if exp.poisson and not (exp.load or "load" in exp.sweep):
         raise ExperimentError(f"{where}: [[poisson]] sources need a total load in (0, 1)")
+    for v_tcp in exp.sweep.get("tcp_flows", [exp.tcp_flows]):
+        if isinstance(v_tcp, bool) or not isinstance(v_tcp, int) or not 0 <= v_tcp <= len(exp.long_flows):
+            raise ExperimentError(f"{where}: tcp_flows counts long flows, from 0 to {len(exp.long_flows)}, got {v_tcp!r}")
     external = [name for name in exp.schemes if exp.scheme(name).is_external]
+    if external and (exp.tcp_flows or "tcp_flows" in exp.sweep or any(f.cc for f in exp.long_flows)):
+        raise ExperimentError(f"{where}: external schemes ({', '.join(external)}) run every long flow: no tcp_flows "
+                              f"and no per-flow cc")
     if external and exp.poisson:
         raise ExperimentError(f"{where}: external schemes ({', '.join(external)}) run [[long]] flows only: p4rcp "
                               f"starts one sender command per flow, not a workload of many")

@@ -19,14 +19,15 @@ LONG_FLOW_SAMPLE_S = 0.02
 LONG_FLOW_CLOSE_S = 15.0
 
 
-def long_flow(dst_ip: str, scheme: str, duration_s: float, flow_id: int, out: Path, trace: Path) -> list[str]:
+def long_flow(dst_ip: str, scheme: str, duration_s: float, flow_id: int, out: Path, trace: Path,
+              dscp: int = 0) -> list[str]:
     """The flow id also seeds the sender's controller (PCC's randomised trials). The flow's timeout leaves it
     LONG_FLOW_CLOSE_S to deliver and close after its duration (the sender's default, 60 s, would cut longer
-    flows short)."""
+    flows short). dscp: the DSCP its packets carry."""
     return [str(HOST_BINARY), "send", "--to", dst_ip, "--cc", scheme, "--duration", f"{duration_s:.3f}",
             "--timeout", f"{duration_s + LONG_FLOW_CLOSE_S:.3f}",
             "--flow-id", str(flow_id), "--out", str(out), "--trace", str(trace),
-            "--sample-interval", f"{LONG_FLOW_SAMPLE_S}"]
+            "--sample-interval", f"{LONG_FLOW_SAMPLE_S}"] + (["--dscp", str(dscp)] if dscp else [])
 
 
 def single_flow(dst_ip: str, scheme: str, size_bytes: int) -> list[str]:

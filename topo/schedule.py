@@ -78,13 +78,14 @@ def schedule(exp: Experiment, variant: Variant, scheme: Scheme, seed: int,
         stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
         flow_id = long_flow_id(seed, i)
         receiver_ip = topology.hosts[flow.receiver].ip
-        if scheme.is_external:
+        flow_cc = "tcp" if i < variant.tcp_flows else flow.cc or cc
+        if scheme.is_external and flow_cc == cc:
             command = external.sender_command(scheme, sender_ip=topology.hosts[flow.sender].ip,
                                               receiver_ip=receiver_ip, duration_s=stop - flow.start_s,
                                               flow_id=flow_id)
         else:
-            command = hosts.long_flow(receiver_ip, cc, stop - flow.start_s, flow_id, out.flows(flow.sender),
-                                      out.trace(flow.sender))
+            command = hosts.long_flow(receiver_ip, flow_cc, stop - flow.start_s, flow_id, out.flows(flow.sender),
+                                      out.trace(flow.sender), dscp=flow.dscp)
         items.append(Launch(flow.start_s, flow.sender, "long", command, flow_id, flow.receiver,
                             stop if scheme.is_external else None))
     C = topology.switch(topology.bottlenecks[0][0]).ports[topology.bottlenecks[0][1]].capacity_bps

@@ -100,6 +100,10 @@ struct FlowArgs {
     /// Local UDP address to send from.
     #[arg(long, default_value = "0.0.0.0:0")]
     bind: String,
+    /// DSCP (0-63) of the flow's packets: routers may map it to a weight
+    /// class (docs/protocol.md).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
+    dscp: u8,
     /// Check the arguments as a start would, then exit (0: good, 2: the
     /// message a start would print); opens no socket or file.
     #[arg(long)]
@@ -272,6 +276,7 @@ fn tcp_flow(
         timeout_s: f.timeout.as_secs_f64(),
         trace,
         sample_interval_s: f.sample_interval.as_secs_f64(),
+        dscp: f.dscp,
     })
 }
 
@@ -315,6 +320,7 @@ fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     let dst = net::resolve(&f.to, RCP_UDP_PORT)?;
     let bind = net::resolve(&f.bind, 0)?;
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
+    net::set_dscp(std::os::fd::AsRawFd::as_raw_fd(&sock), f.dscp).map_err(|e| format!("cannot set DSCP: {e}"))?;
     let mut flows = Vec::new();
     for &id in ids.iter().rev() {
         let p = flow_params(f, id, dst, a.size, duration);
@@ -387,6 +393,7 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let dst = net::resolve(&f.to, RCP_UDP_PORT)?;
     let bind = net::resolve(&f.bind, 0)?;
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
+    net::set_dscp(std::os::fd::AsRawFd::as_raw_fd(&sock), f.dscp).map_err(|e| format!("cannot set DSCP: {e}"))?;
     let mut eng = SenderEngine::new(sock, out, trace);
     let mut arr = Poisson {
         w,

@@ -28,3 +28,20 @@ def test_a_long_flow_that_did_not_complete_makes_the_run_void(tmp_path):
 def test_a_long_flows_timeout_outlasts_its_duration():
     cmd = hosts.long_flow("10.0.0.6", "rcp", 80.0, 1000, "out.jsonl", "trace.jsonl")
     assert float(cmd[cmd.index("--timeout") + 1]) > 80.0
+
+
+def test_a_flow_of_its_own_scheme_a_dscp_and_tcp_flows_reach_the_senders_commands(tmp_path):
+    from topo.schedule import Launch, schedule
+    path = tmp_path / "mix.toml"
+    path.write_text('topology = "dumbbell"\nduration_s = 10\nschemes = ["rcp"]\ntcp_flows = 1\n'
+                    '[topology_params]\npairs = 3\nbottleneck_mbps = 12\n'
+                    '[[long]]\nsender = "h1"\nreceiver = "r1"\n'
+                    '[[long]]\nsender = "h2"\nreceiver = "r2"\ndscp = 10\n'
+                    '[[long]]\nsender = "h3"\nreceiver = "r3"\ncc = "fixed:9mbit"\n')
+    exp = load_experiment(path)
+    [variant] = exp.variants()
+    commands = {item.host: item.command for item in schedule(exp, variant, exp.scheme("rcp"), 1, RunDir(tmp_path))
+                if isinstance(item, Launch)}
+    cc = {host: cmd[cmd.index("--cc") + 1] for host, cmd in commands.items()}
+    assert cc == {"h1": "tcp", "h2": "rcp", "h3": "fixed:9mbit"}
+    assert commands["h2"][commands["h2"].index("--dscp") + 1] == "10" and "--dscp" not in commands["h1"]

@@ -124,6 +124,12 @@ pub fn udp_socket(bind: SocketAddr) -> io::Result<UdpSocket> {
     Ok(s)
 }
 
+/// The DSCP (0-63) a socket's packets carry: the IP TOS byte's upper six
+/// bits (routers may map it to a weight class, docs/protocol.md).
+pub fn set_dscp(fd: i32, dscp: u8) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_TOS, i32::from(dscp) << 2)
+}
+
 /// Wait until `fd` is readable or `timeout` passed (None: forever).
 /// Returns true if readable. Uses ppoll, whose timeout has nanosecond
 /// resolution (hrtimers), unlike SO_RCVTIMEO.
@@ -427,5 +433,20 @@ mod tests {
             let e = check_address(bad).err().unwrap_or_default();
             assert!(e.contains("bad address"), "{bad}: {e:?}");
         }
+    }
+
+    #[test]
+    fn a_dscp_is_the_tos_bytes_upper_six_bits() {
+        let sock = udp_socket("127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
+        set_dscp(fd, 10).unwrap_or_else(|e| panic!("{e}"));
+        let mut tos: i32 = 0;
+        let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+        // SAFETY: reading an int option into a local int of that size.
+        let r = unsafe {
+            libc::getsockopt(fd, libc::IPPROTO_IP, libc::IP_TOS, &mut tos as *mut i32 as *mut libc::c_void, &mut len)
+        };
+        assert_eq!((r, tos), (0, 10 << 2));
     }
 }

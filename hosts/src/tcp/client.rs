@@ -26,6 +26,8 @@ pub struct TcpFlow {
     /// schemes write them; None or a period of 0: none.
     pub trace: Option<Sink>,
     pub sample_interval_s: f64,
+    /// DSCP of its data (set after connect: the SYN carries 0).
+    pub dscp: u8,
 }
 
 /// Goodput samples of a TCP flow: bytes the peer acknowledged
@@ -197,6 +199,9 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
         let s = TcpStream::connect_timeout(&f.dst, remaining(deadline)?)?;
         stream = Some(s.try_clone()?);
         set_congestion(&s, &algo)?;
+        if f.dscp != 0 {
+            crate::io::net::set_dscp(std::os::fd::AsRawFd::as_raw_fd(&s), f.dscp)?;
+        }
         let mut s = s;
         let mut hello = Vec::with_capacity(16);
         hello.extend_from_slice(HELLO);
