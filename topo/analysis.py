@@ -121,21 +121,23 @@ def join_receiver_times(flows: Sequence[dict], received: Sequence[dict], ip_of: 
         f["fct_recv_s"] = t - f["start_unix_s"] if t is not None else None
 
 
-def max_min_shares(capacity: dict, paths: dict) -> dict:
-    """Max-min fair rates (water-filling): paths maps each flow to the links it crosses, capacity each link to
-    its rate. Every link's remaining capacity is split evenly among its unfrozen flows; the flows of the link
-    with the smallest such share are frozen at it, and so on."""
+def max_min_shares(capacity: dict, paths: dict, weights: dict | None = None) -> dict:
+    """Weighted max-min fair rates (water-filling): paths maps each flow to the links it crosses, capacity each
+    link to its rate, weights each flow to its weight (1 where not given). Every link's remaining capacity is
+    split among its unfrozen flows in proportion to their weights; the flows of the link with the smallest
+    rate per unit of weight are frozen at it, and so on."""
     unknown = {link for links in paths.values() for link in links} - set(capacity)
     if unknown:
         raise ValueError(f"flows cross links with no capacity: {sorted(unknown)}")
+    w = {f: (weights or {}).get(f, 1.0) for f in paths}
     share, left = {}, dict(capacity)
     active = {f for f, links in paths.items() if links}
     while active:
-        fair = {link: left[link] / sum(link in paths[f] for f in active)
-                for link in left if any(link in paths[f] for f in active)}
-        bottleneck = min(fair, key=fair.get)
+        per_weight = {link: left[link] / sum(w[f] for f in active if link in paths[f])
+                      for link in left if any(link in paths[f] for f in active)}
+        bottleneck = min(per_weight, key=per_weight.get)
         for f in [f for f in active if bottleneck in paths[f]]:
-            share[f] = fair[bottleneck]
+            share[f] = per_weight[bottleneck] * w[f]
             active.discard(f)
             for link in paths[f]:
                 left[link] -= share[f]

@@ -12,7 +12,7 @@ from pathlib import Path
 from topo.report.figures import make_plots
 from topo.report.metrics import aggregate, metrics
 from topo.report.runs import load_run, read_jsonl, void_runs
-from topo.report.tables import max_min_table, setting, size_tables, summary_table
+from topo.report.tables import class_table, max_min_table, setting, size_tables, summary_table
 
 __all__ = ["read_jsonl", "void_runs", "write_report"]
 
@@ -49,7 +49,7 @@ def write_report(exp, root: Path, runs: list) -> str:
         invalid = [f"- {scheme}, {p}" for scheme, agg in rows for p in agg["problems"]]
         if invalid:
             parts += ["Invalid runs (left out of the tables and figures):", *invalid, ""]
-        for extra in (size_tables(rows, reference), max_min_table(rows)):
+        for extra in (size_tables(rows, reference), max_min_table(rows), class_table(rows)):
             if extra:
                 parts += [extra, ""]
         parts += embedded(plots.get(label, []))

@@ -73,12 +73,17 @@ def metrics(run: dict, exp) -> dict:
         if steady and len(topo.bottlenecks) == 1:
             m["steady_utilisation"] = utilisation(steady)
             m["steady_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in steady) / topo.data_frame_bytes
+        weights = _flow_weights(run) if run["meta"].get("rcp_weights") else {}
+        unlike = (len(topo.bottlenecks) > 1 or len(set(weights.values())) > 1
+                  or len({f.get("scheme") for f in run["flows"]}) > 1)
+        if shares and unlike:
+            m["max_min"] = _against_max_min(run, shares, weights)
+            m["class_share"] = _class_shares(run, m["max_min"])
         if shares and len(topo.bottlenecks) > 1:
-            m["max_min"] = _against_max_min(run, shares)
             m["links"] = _per_link(run, records)
         if len(shares) >= 2:
-            # With several bottlenecks fair is the max-min share, not an equal one: Jain's index of goodput over
-            # share (Jain et al. 1984).
+            # Where flows are not alike (several bottlenecks, weights, schemes) fair is their (weighted) max-min
+            # share, not an equal one: Jain's index of goodput over share (Jain et al. 1984).
             fair = [goodput / share for goodput, share in m["max_min"].values()] if "max_min" in m else shares
             m["jain"] = jain_index(fair)
             m["rtt_ratio"] = _rtt_ratio(run, shares)
@@ -106,16 +111,38 @@ def _per_link(run: dict, records: list[dict]) -> dict[str, dict]:
     return links
 
 
-def _against_max_min(run: dict, goodputs_kbps: list[float]) -> dict[str, tuple[float, float]]:
-    """Per long flow ("h1->r3"): (goodput, max-min fair share), Mb/s of application bytes over the time all
-    flows shared the network. RCP should give each flow the smallest R on its path: its max-min share."""
+def _flow_name(run: dict, f: dict) -> str:
+    by_ip = {h.ip: name for name, h in run["topology"].hosts.items()}
+    return f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}"
+
+
+def _flow_weights(run: dict) -> dict[str, float]:
+    """Per long flow ("h1->r3"): its weight where the run's RCP routers weight its DSCP (run.json's
+    "rcp_weights", DSCP -> weight; the flow record's "dscp"); 1 for every flow that does not follow R."""
+    weights = run["meta"].get("rcp_weights", {})
+    return {_flow_name(run, f): float(weights.get(str(f.get("dscp", 0)), 1.0)) if f.get("scheme") == "rcp" else 1.0
+            for f in run["flows"]}
+
+
+def _against_max_min(run: dict, goodputs_kbps: list[float], weights: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """Per long flow ("h1->r3"): (goodput, weighted max-min fair share), Mb/s of application bytes over the time
+    all flows shared the network. RCP should give each flow the smallest R on its path (times its weight): its
+    max-min share."""
     topo = run["topology"]
-    by_ip = {h.ip: name for name, h in topo.hosts.items()}
-    names = [f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}" for f in run["flows"]]
+    names = [_flow_name(run, f) for f in run["flows"]]
     capacity = {link: topo.payload_bps(run["meta"]["capacity_bps"][f"{link[0]}:{link[1]}"]) / 1e6
                 for link in topo.bottlenecks}
-    shares = max_min_shares(capacity, {n: topo.path(*n.split("->")) for n in names})
+    shares = max_min_shares(capacity, {n: topo.path(*n.split("->")) for n in names}, weights)
     return {n: (g / 1e3, shares[n]) for n, g in zip(names, goodputs_kbps)}
+
+
+def _class_shares(run: dict, against: dict[str, tuple[float, float]]) -> dict[str, float]:
+    """Per scheme among the long flows (kernel TCP beside RCP, say): the mean of its flows' goodput over share."""
+    classes: dict[str, list[float]] = {}
+    for f in run["flows"]:
+        goodput, share = against[_flow_name(run, f)]
+        classes.setdefault(f.get("scheme", "?"), []).append(goodput / share)
+    return {scheme: statistics.fmean(ratios) for scheme, ratios in classes.items()}
 
 
 def _rtt_ratio(run: dict, shares: list[float]) -> float | None:
@@ -231,6 +258,9 @@ def aggregate(per_seed: list[dict]) -> dict:
         per_seed = [m[key] for m in valid if key in m]
         if per_seed:
             agg[key] = [list(times) for times in zip(*per_seed)]
+    classes = sorted({c for m in valid for c in m.get("class_share", {})})
+    if len(classes) > 1:
+        agg["class_share"] = {c: Spread.of(m.get("class_share", {}).get(c) for m in valid) for c in classes}
     if any("max_min" in m for m in valid):
         flows = valid[0]["max_min"]
         agg["max_min"] = {f: (Spread.of(m["max_min"][f][0] for m in valid if f in m.get("max_min", {})), share)

@@ -112,6 +112,21 @@ def size_tables(rows: list[tuple[str, dict]], reference: str | None) -> str:
     return "\n".join(lines)
 
 
+def class_table(rows: list[tuple[str, dict]]) -> str:
+    """Where the long flows run different schemes (kernel TCP beside the run's, a fixed-rate sender): each
+    class's mean goodput over its fair share."""
+    with_classes = [(s, agg) for s, agg in rows if "class_share" in agg]
+    if not with_classes:
+        return ""
+    classes = sorted({c for _, agg in with_classes for c in agg["class_share"]})
+    lines = ["Each class of flows: mean goodput over its fair share (1.00: the share):", "",
+             "| run's scheme | " + " | ".join(f"{c} flows" for c in classes) + " |", "|---|" + "---|" * len(classes)]
+    for scheme, agg in with_classes:
+        cells = [_cell(agg["class_share"].get(c), ".2f", agg["valid_runs"]) for c in classes]
+        lines.append(f"| {scheme} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def max_min_table(rows: list[tuple[str, dict]]) -> str:
     """Per long flow: its max-min fair share and each scheme's goodput against it (several bottlenecks)."""
     with_shares = [(s, agg) for s, agg in rows if "max_min" in agg]
@@ -119,7 +134,8 @@ def max_min_table(rows: list[tuple[str, dict]]) -> str:
         return ""
     flows = list(with_shares[0][1]["max_min"])
     schemes = [s for s, _ in with_shares]
-    lines = ["Goodput against the max-min fair share (Mb/s of application bytes; goodput / share in brackets):", "",
+    lines = ["Goodput against the (weighted) max-min fair share (Mb/s of application bytes; goodput / share in "
+             "brackets):", "",
              "| flow | max-min share | " + " | ".join(schemes) + " |", "|---|---|" + "---|" * len(schemes)]
     for f in flows:
         share = with_shares[0][1]["max_min"][f][1]

@@ -127,3 +127,12 @@ def test_utilisation_lets_the_queue_carry_a_burst_into_the_next_intervals():
     # per 10 ms interval, clipped, the same second would say 0.6
     assert utilisation(burst, bin_s=0.01) == pytest.approx(0.6)
     assert utilisation(idle) is None
+
+
+def test_weighted_max_min_shares_split_a_link_by_weight():
+    shares = max_min_shares({"l": 14.0}, {"a": ["l"], "b": ["l"], "c": ["l"]}, {"a": 1.0, "b": 0.5, "c": 0.25})
+    assert shares == {"a": 8.0, "b": 4.0, "c": 2.0}
+    # a weight-1 flow limited elsewhere leaves its unused share to the others, by their weights
+    capped = max_min_shares({"l": 14.0, "m": 2.0}, {"a": ["l", "m"], "b": ["l"], "c": ["l"]},
+                            {"b": 0.5, "c": 0.25})
+    assert capped["a"] == 2.0 and capped["b"] == pytest.approx(8.0) and capped["c"] == pytest.approx(4.0)
