@@ -255,6 +255,7 @@ fn flow_params(f: &FlowArgs, flow_id: u32, dst: SocketAddr, size: Option<u64>, d
         timeout_s: f.timeout.as_secs_f64(),
         trace: f.trace.is_some(),
         sample_interval_s: f.sample_interval.as_secs_f64(),
+        dscp: f.dscp,
     }
 }
 

@@ -188,6 +188,7 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
         index: f.index,
         scheme,
         dst: f.dst.to_string(),
+        dscp: f.dscp,
         start_unix_s: round(net::unix_now(), 6),
         ..Default::default()
     };

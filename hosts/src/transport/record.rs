@@ -12,6 +12,9 @@ pub struct FlowRecord {
     pub index: Option<u64>,
     pub scheme: String,
     pub dst: String,
+    /// DSCP of its packets (absent: 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dscp: u8,
     /// Application bytes of the flow (for `--duration` flows: what was sent).
     pub size_bytes: u64,
     /// Wall-clock time of the SYN (UDP) or of connect() (TCP).
@@ -114,4 +117,8 @@ pub struct TraceLine {
 pub fn round(x: f64, digits: i32) -> f64 {
     let m = 10f64.powi(digits);
     (x * m).round() / m
+}
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
 }

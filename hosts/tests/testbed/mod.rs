@@ -347,6 +347,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
                         timeout_s: max_time,
                         trace: true,
                         sample_interval_s: 0.1,
+                        dscp: 0,
                     };
                     let ctl = f.cc.build(seed * 1000 + i as u64, p.max_rate_kbps);
                     SenderFlow::new(

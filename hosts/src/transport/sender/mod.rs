@@ -60,6 +60,8 @@ pub struct FlowParams {
     pub trace: bool,
     /// Period of "sample" trace lines (0: none).
     pub sample_interval_s: f64,
+    /// DSCP its packets carry (set on the socket; recorded).
+    pub dscp: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

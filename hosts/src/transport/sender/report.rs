@@ -135,6 +135,7 @@ impl SenderFlow {
             index: self.p.index,
             scheme: self.p.scheme.clone(),
             dst: self.p.dst.to_string(),
+            dscp: self.p.dscp,
             size_bytes: size,
             start_unix_s: round(self.t_start_unix, 6),
             fct_s: self.fct.map(|f| round(f, 6)),
