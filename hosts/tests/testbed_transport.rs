@@ -190,3 +190,31 @@ fn each_flow_flags_its_last_data_packet_once() {
     let lossy = simulate(&stamped(0.05, 0.25), &flows, 2, 60.0);
     assert!(lossy.last_flags <= 4, "{}", lossy.last_flags);
 }
+
+/// A flow slower than a packet per RTT probes (REF) every min RTT, so it
+/// hears the routers' R more often than its data would let it: at 50 kb/s
+/// (a packet per 172 ms) over 30 ms, a REF whenever 30 ms passed without a
+/// forward packet: about 3 s / 30 ms less the 17 DATA packets; a faster
+/// flow sends none.
+#[test]
+fn a_slow_rcp_flow_probes_once_per_rtt() {
+    let slow = Net {
+        stamp_kbps: 50,
+        ..link(0.0, 0.0)
+    };
+    let flow = FlowSpec {
+        cc: CcSpec::Rcp,
+        rtt_s: 0.030,
+        start_s: 0.0,
+        size: None,
+        duration: Some(3.0),
+    };
+    let r = simulate(&slow, std::slice::from_ref(&flow), 1, 20.0);
+    assert!(r.flows[0].sent.completed);
+    assert!((60..=100).contains(&r.refs), "{} REFs in 3 s", r.refs);
+    let fast = Net {
+        stamp_kbps: 4_000,
+        ..link(0.0, 0.0)
+    };
+    assert_eq!(simulate(&fast, &[flow], 1, 20.0).refs, 0);
+}

@@ -135,6 +135,11 @@ pub trait RateController: Send {
     fn asked_kbps(&self, pacing_kbps: f64) -> f64 {
         pacing_kbps
     }
+    /// Whether the controller follows the routers' R (its sender then sends
+    /// REF probes when it is slower than a packet per RTT).
+    fn follows_routers(&self) -> bool {
+        false
+    }
     /// Short state name (for traces).
     fn state(&self) -> &'static str;
 }

@@ -40,6 +40,10 @@ impl RateController for Rcp {
         false
     }
 
+    fn follows_routers(&self) -> bool {
+        true
+    }
+
     fn on_feedback(&mut self, feedback_kbps: u32, ctx: &Ctx) -> Option<f64> {
         if feedback_kbps == 0 {
             return None;

@@ -11,6 +11,7 @@ pub mod handshake;
 pub mod loss;
 pub mod monitor;
 pub mod pacer;
+pub mod probe;
 pub mod rangeset;
 pub mod receiver;
 pub mod record;

@@ -282,7 +282,17 @@ impl Receiver {
                 self.stats.flows_completed += 1;
                 self.reply(tx, peer, stamped, echo, Body::FinAck { cum_ack: cum, status });
             }
-            Body::Ack { .. } | Body::SynAck { .. } | Body::FinAck { .. } => self.stats.unexpected += 1,
+            Body::Ref => {
+                // A probe of an open flow: its stamped rate goes back to the sender. Nothing is delivered.
+                match self.flows.get_mut(&key) {
+                    Some(f) => {
+                        f.last_active = now;
+                        self.reply(tx, peer, stamped, echo, Body::RefAck);
+                    }
+                    None => self.stats.unexpected += 1,
+                }
+            }
+            Body::Ack { .. } | Body::SynAck { .. } | Body::FinAck { .. } | Body::RefAck => self.stats.unexpected += 1,
         }
     }
 

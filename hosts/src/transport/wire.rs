@@ -58,6 +58,11 @@ pub enum PktType {
     SynAck = 3,
     Fin = 4,
     FinAck = 5,
+    /// A probe a slow sender sends once per RTT between its DATA packets so
+    /// that it hears R (ns-2's REF): stamped and sampled like DATA.
+    Ref = 6,
+    /// The receiver's answer to a REF: its stamped rate as feedback.
+    RefAck = 7,
 }
 
 impl PktType {
@@ -68,6 +73,8 @@ impl PktType {
             2 => PktType::Syn,
             3 => PktType::SynAck,
             4 => PktType::Fin,
+            6 => PktType::Ref,
+            7 => PktType::RefAck,
             5 => PktType::FinAck,
             _ => return None,
         })
@@ -205,6 +212,10 @@ pub enum Body<'a> {
         cum_ack: u64,
         status: u8,
     },
+    /// The 12 common bytes only: flow id, its own transmission number, time.
+    Ref,
+    /// The common bytes of the REF it answers, echoed.
+    RefAck,
 }
 
 impl Body<'_> {
@@ -216,6 +227,8 @@ impl Body<'_> {
             Body::Ack { .. } => PktType::Ack,
             Body::Fin { .. } => PktType::Fin,
             Body::FinAck { .. } => PktType::FinAck,
+            Body::Ref => PktType::Ref,
+            Body::RefAck => PktType::RefAck,
         }
     }
 }
@@ -368,6 +381,14 @@ impl<'a> Packet<'a> {
                     status: buf[b + 8],
                 }
             }
+            PktType::Ref => {
+                exact(buf, 0)?;
+                Body::Ref
+            }
+            PktType::RefAck => {
+                exact(buf, 0)?;
+                Body::RefAck
+            }
         };
         Ok(Packet { rcp, common, body })
     }
@@ -410,6 +431,7 @@ impl<'a> Packet<'a> {
                 out.push(status);
                 out.extend_from_slice(&[0, 0, 0]);
             }
+            Body::Ref | Body::RefAck => {}
         }
     }
 }
@@ -516,6 +538,8 @@ mod tests {
                 cum_ack: 99,
                 status: STATUS_VERIFIED,
             },
+            Body::Ref,
+            Body::RefAck,
         ];
         bodies
             .iter()

@@ -139,6 +139,8 @@ pub struct SimResult {
     pub queue_drops: u64,
     /// DATA packets flagged as a flow's last (FLAG_LAST) that reached the queue.
     pub last_flags: u64,
+    /// REF probes that reached the queue.
+    pub refs: u64,
 }
 
 impl SimResult {
@@ -192,6 +194,7 @@ struct Sim {
     rate_kbps: f64,
     queue_drops: u64,
     last_flags: u64,
+    refs: u64,
     /// Per flow: when its latest data packet reaches the queue and its
     /// latest ACK reaches it (jitter keeps each stream in order).
     last_at_queue: Vec<f64>,
@@ -225,7 +228,7 @@ impl Sim {
         let stamp = self.net.stamp_kbps;
         if stamp > 0 && d.len() >= RCP_HEADER_LEN {
             let ty = d[0] & 0x0f;
-            if ty == PktType::Data as u8 || ty == PktType::Syn as u8 {
+            if ty == PktType::Data as u8 || ty == PktType::Syn as u8 || ty == PktType::Ref as u8 {
                 let r = u32::from_be_bytes([d[4], d[5], d[6], d[7]]);
                 if r > stamp {
                     d[4..8].copy_from_slice(&stamp.to_be_bytes());
@@ -241,6 +244,9 @@ impl Sim {
     fn enqueue(&mut self, flow: usize, d: Vec<u8>) {
         if d.len() >= RCP_HEADER_LEN && d[0] & 0x0f == PktType::Data as u8 && d[1] & FLAG_LAST != 0 {
             self.last_flags += 1;
+        }
+        if d.len() >= RCP_HEADER_LEN && d[0] & 0x0f == PktType::Ref as u8 {
+            self.refs += 1;
         }
         let frame = frame_bytes(&d);
         if self.queued_bytes + frame > self.net.buffer_bytes {
@@ -299,6 +305,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
         rate_kbps: net.rate_kbps,
         queue_drops: 0,
         last_flags: 0,
+        refs: 0,
         last_at_queue: vec![0.0; flows.len()],
         last_at_sender: vec![0.0; flows.len()],
     };
@@ -424,6 +431,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
         flows,
         queue_drops: sim.queue_drops,
         last_flags: sim.last_flags,
+        refs: sim.refs,
     }
 }
 

@@ -24,6 +24,7 @@ use crate::transport::handshake::{Close, Handshake};
 use crate::transport::loss::LossDetector;
 use crate::transport::monitor::{Monitor, Sample};
 use crate::transport::pacer::Pacer;
+use crate::transport::probe::RefProbe;
 use crate::transport::record::TraceLine;
 use crate::transport::rtt::RttEstimator;
 use crate::transport::wire::{
@@ -87,8 +88,9 @@ pub struct SenderFlow {
     // reliability
     rtt: RttEstimator,
     loss: LossDetector,
-    // pacing
+    // pacing, and REF probes when it is slower than a packet per RTT
     pacer: Pacer,
+    probe: RefProbe,
     // the byte stream: [0, end), new data from next_new, within cum + window
     end: u64,
     next_new: u64,
@@ -133,6 +135,7 @@ impl SenderFlow {
             rtt: RttEstimator::default(),
             loss: LossDetector::new(p.mss),
             pacer: Pacer::new(now, p.min_rate_kbps),
+            probe: RefProbe::new(now),
             end: p.size.unwrap_or(u64::MAX),
             next_new: 0,
             window: INITIAL_WINDOW,
@@ -194,6 +197,9 @@ impl SenderFlow {
                 if self.has_data() {
                     w = w.min(self.pacer.next_departure());
                 }
+                if let Some(t) = self.probe_due() {
+                    w = w.min(t);
+                }
                 if self.p.trace && self.p.sample_interval_s > 0.0 {
                     w = w.min(self.sampled.next());
                 }
@@ -240,6 +246,9 @@ impl SenderFlow {
                     self.start_mi(now);
                 }
                 self.send_paced(now, tx);
+                if self.probe_due().is_some_and(|t| now >= t) {
+                    self.send_ref(now, tx);
+                }
                 self.sample(now);
             }
             Phase::FinSent => {
@@ -381,6 +390,45 @@ impl SenderFlow {
         }
     }
 
+    /// When a REF is due: the controller follows R and its packets leave
+    /// further apart than the flow's minimum RTT (`transport/probe.rs`).
+    fn probe_due(&self) -> Option<f64> {
+        if self.phase != Phase::Established || !self.cc.follows_routers() {
+            return None;
+        }
+        let frame_bits = self.ctx().frame_bytes as f64 * 8.0;
+        self.probe.due(frame_bits / (self.pacer.rate() * 1000.0), self.rtt.min_rtt())
+    }
+
+    fn send_ref(&mut self, now: f64, tx: &mut dyn Tx) {
+        let common = Common {
+            flow_id: self.p.flow_id,
+            pkt_seq: self.probe.next_seq(),
+            ts_us: ts_us(now),
+        };
+        Packet {
+            rcp: self.forward_header(PktType::Ref),
+            common,
+            body: Body::Ref,
+        }
+        .encode(&mut self.buf);
+        if tx.send(&self.buf, self.p.dst) {
+            self.probe.on_forward(now);
+        }
+    }
+
+    /// A REF's answer: the rate the routers stamped into it, and an RTT sample.
+    fn on_refack(&mut self, rcp: &RcpHeader, common: &Common, now: f64) {
+        let rtt = (ts_us(now).wrapping_sub(common.ts_us)) as f64 / 1e6;
+        if rtt < RTT_SAMPLE_MAX_S {
+            self.rtt.on_sample(rtt.max(1e-6));
+        }
+        let ctx = self.ctx();
+        if let Some(r) = self.cc.on_feedback(rcp.feedback_kbps, &ctx) {
+            self.set_rate(r, now);
+        }
+    }
+
     fn on_finack(&mut self, cum_ack: u64, status: u8) {
         if self.phase != Phase::FinSent {
             return;
@@ -402,6 +450,7 @@ impl SenderFlow {
                 self.on_ack(&pkt.rcp, &pkt.common, cum_ack, sacks.as_slice(), now);
             }
             Body::FinAck { cum_ack, status } => self.on_finack(cum_ack, status),
+            Body::RefAck if self.phase == Phase::Established => self.on_refack(&pkt.rcp, &pkt.common, now),
             _ => {} // forward types are not for a sender
         }
         if self.phase == Phase::Established || self.phase == Phase::FinSent {
@@ -502,6 +551,7 @@ impl SenderFlow {
             self.loss.on_send(off, len, frame, now, mi, is_retx);
             self.sent.on_send(frame, now, is_retx);
             self.pacer.on_send(now, frame as usize);
+            self.probe.on_forward(now);
             n += 1;
             if self.loss.next_seq() == u32::MAX {
                 self.abort("ran out of packet sequence numbers");
