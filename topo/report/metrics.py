@@ -65,6 +65,9 @@ def metrics(run: dict, exp) -> dict:
         m["to_fair_share_s"] = _times_to_fair_share(run, topo, C)
     if len({f.start_s for f in exp.long_flows}) > 1 and len(topo.bottlenecks) == 1:
         m["join_rtts"] = _join_times(run, topo, C)
+    burst = _burst_start(exp, topo)
+    if burst is not None and run["flows"]:
+        m.update(_after_burst(run, min(f["start_unix_s"] for f in run["flows"]) + burst))
     if exp.long_flows:
         window = _steady_window(run, exp)
         shares = _steady_goodputs(run, window)
@@ -88,6 +91,34 @@ def metrics(run: dict, exp) -> dict:
             m["jain"] = jain_index(fair)
             m["rtt_ratio"] = _rtt_ratio(run, shares)
     return m
+
+
+def _burst_start(exp, topo) -> float | None:
+    """When several long flows start within one RTT of each other after the others (a flash crowd): the first
+    of them, seconds into the run; None without one."""
+    starts = sorted(f.start_s for f in exp.long_flows if f.start_s > 0)
+    rtt = max((2 * topo.hosts[h].delay_ms / 1000 for h in topo.senders), default=0.0)
+    for i, first in enumerate(starts):
+        if sum(1 for s in starts[i:] if s - first <= rtt) >= 2:
+            return first
+    return None
+
+
+def _after_burst(run: dict, burst_unix_s: float, bin_s: float = 0.1, hold_s: float = 1.0) -> dict:
+    """The bottleneck after a flash crowd: its peak queue (packets, as the control loop sampled it), and seconds
+    until its input stays at 0.95 of C or more (per bin_s, for hold_s): 0 if it never fell below."""
+    [records] = list(run["control"].values()) or [[]]
+    after = [r for r in records if r["time"] >= burst_unix_s]
+    if not after:
+        return {}
+    frame = run["topology"].data_frame_bytes
+    bins: dict[int, list[dict]] = {}
+    for r in after:
+        bins.setdefault(int((r["time"] - burst_unix_s) / bin_s), []).append(r)
+    full = {k: utilisation(rs, bin_s) >= 0.95 for k, rs in bins.items() if utilisation(rs, bin_s) is not None}
+    needed = round(hold_s / bin_s)
+    to_full = next((k * bin_s for k in sorted(full) if all(full.get(j, False) for j in range(k, k + needed))), None)
+    return {"burst_peak_queue_pkts": max(r["q_bytes"] for r in after) / frame, "burst_to_full_s": to_full}
 
 
 def _per_link(run: dict, records: list[dict]) -> dict[str, dict]:
@@ -225,6 +256,7 @@ def _rtt(topo, host: str) -> float:
 # event (one value per bandwidth change or joining flow).
 SCALARS = ("load_measured", "mean_fct_s", "p50_fct_s", "p95_fct_s", "fct_ratio_ps", "mean_fct_sender_s",
            "retransmitted_pct", "bottleneck_drops", "utilisation", "mean_queue_pkts", "max_queue_pkts",
+           "burst_peak_queue_pkts", "burst_to_full_s",
            "steady_utilisation", "steady_queue_pkts", "jain", "throughput_mbps", "rtt_ratio")
 PER_EVENT = ("to_fair_share_s", "join_rtts")
 # Flow-size bins of the FCT tables and figure, in DATA packets: decades, as the RCP papers plot FCT.

@@ -18,6 +18,8 @@ COLUMNS = [
     ("utilisation", "utilisation", ".2f"),
     ("mean_queue_pkts", "mean queue (pkts)", ".1f"),
     ("max_queue_pkts", "peak queue (pkts)", ".0f"),
+    ("burst_peak_queue_pkts", "peak queue after the burst (pkts)", ".0f"),
+    ("burst_to_full_s", "to a full link after the burst (s)", ".2f"),
     ("steady_utilisation", "utilisation, steady state", ".2f"),
     ("steady_queue_pkts", "mean queue, steady state (pkts)", ".1f"),
     ("jain", "Jain", ".3f"),

@@ -214,3 +214,23 @@ def test_retransmissions_and_queue_drops_are_figures_of_a_run():
     assert m["retransmitted_pct"] == pytest.approx(1.0)
     assert m["bottleneck_drops"] == 7
     assert "dropped at the bottleneck (packets)" in summary_table([("rcp", aggregate([{**m, "seed": 1}]))])
+
+
+def test_after_a_flash_crowd_the_peak_queue_and_the_time_to_a_full_link():
+    from types import SimpleNamespace
+    from topo.report.metrics import metrics
+    exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0, sender="h1"),
+                                      SimpleNamespace(start_s=5.0, sender="h2"),
+                                      SimpleNamespace(start_s=5.01, sender="h2")], duration_s=10.0)
+    [(sw, port)] = TOPOLOGY.bottlenecks
+    # full until the burst at 105 s, a 30-packet queue and half the link for 1.5 s, then full again
+    records = [{"switch": sw, "port": port, "time": 100 + t / 100, "period_s": 0.01, "C_bps": 12e6,
+                "y_bps": (0.5 if 500 <= t < 650 else 1.0) * 12e6, "q_bytes": (30 if 500 <= t < 520 else 1) * 1078}
+               for t in range(1000)]
+    run = {"topology": TOPOLOGY, "flows": [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0, "size_bytes": 0}],
+           "rates": {}, "control": {(sw, port): records},
+           "meta": {"capacity_bps": {f"{sw}:{port}": 12e6}, "valid": True, "problems": [], "duration_s": 10.0,
+                    "events": []}}
+    m = metrics(run, exp)
+    assert m["burst_peak_queue_pkts"] == pytest.approx(30)
+    assert m["burst_to_full_s"] == pytest.approx(1.5)
