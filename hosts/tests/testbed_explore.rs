@@ -26,7 +26,7 @@ fn env_f64(name: &str, default: f64) -> f64 {
 fn env_cc() -> Vec<CcSpec> {
     match std::env::var("SIM_CC") {
         Ok(s) => s.split(',').filter_map(|c| CcSpec::parse(c).ok()).collect(),
-        Err(_) => vec![ALLEGRO, ALLEGRO_REF, VIVACE, VIVACE_LOSS],
+        Err(_) => vec![ALLEGRO, ALLEGRO_REF, VIVACE, VIVACE_LOSS, VIVACE_LOSS_P4RCP],
     }
 }
 
@@ -163,7 +163,8 @@ fn explore_droptail() {
 }
 
 /// Not a test: one flow alone (15 Mb/s, 30 ms, `SIM_LOSS` both ways):
-/// its MIs until `SIM_SECS` (`SIM_CC`, `SIM_SEEDS`).
+/// its goodput per second until `SIM_SECS` and, with `SIM_MIS=1`, its
+/// MIs (`SIM_CC`, `SIM_SEEDS`).
 #[test]
 #[ignore]
 fn explore_alone() {
@@ -176,7 +177,14 @@ fn explore_alone() {
                 ..Net::bottleneck(15_000.0, 64.0)
             };
             let r = simulate(&net, &[FlowSpec::long(cc.clone(), 0.030, 0.0, secs)], seed, 2.0 * secs);
-            eprintln!("{} seed {seed}", cc.name());
+            let f = &r.flows[0];
+            let per_s: Vec<String> = (0..secs as usize)
+                .map(|t| format!("{:.1}", f.goodput(t as f64, t as f64 + 1.0) / 1000.0))
+                .collect();
+            eprintln!("{} seed {seed}: goodput per s (Mb/s) {}", cc.name(), per_s.join(" "));
+            if std::env::var("SIM_MIS").is_err() {
+                continue;
+            }
             for l in r.flows[0].trace.iter().filter(|l| l.event == "mi") {
                 eprintln!(
                     "  t {:7.3} MI at {:6.0} kb/s sent {:6.0} loss {:.3} -> rate {:6.0} {}",
@@ -260,5 +268,36 @@ fn explore_noise() {
                 four[1].1
             );
         }
+    }
+}
+
+/// Not a test: the lossy experiment as Mininet runs it (`lossy`: 20 s,
+/// data packets lost, goodput over 10-20 s) at 0, 1, 2 and 5% loss
+/// (`SIM_LOSSES=0,0.05` for others), per scheme (`SIM_CC`) and seed
+/// (`SIM_SEEDS`), and the mean over the seeds.
+#[test]
+#[ignore]
+fn explore_lossy() {
+    let losses: Vec<f64> = std::env::var("SIM_LOSSES")
+        .map(|s| s.split(',').filter_map(|l| l.parse().ok()).collect())
+        .unwrap_or_else(|_| vec![0.0, 0.01, 0.02, 0.05]);
+    let label = losses
+        .iter()
+        .map(|l| format!("{}", l * 100.0))
+        .collect::<Vec<_>>()
+        .join("/");
+    for cc in env_cc() {
+        let seeds = seeds();
+        let mut mean = vec![0.0; losses.len()];
+        for &seed in &seeds {
+            let u: Vec<f64> = losses.iter().map(|&l| lossy(&cc, l, seed)).collect();
+            for (m, v) in mean.iter_mut().zip(&u) {
+                *m += v / seeds.len() as f64;
+            }
+            let u: Vec<String> = u.iter().map(|v| format!("{v:.2}")).collect();
+            eprintln!("{:18} seed {seed:2}: {label}% {}", cc.name(), u.join(" "));
+        }
+        let m: Vec<String> = mean.iter().map(|v| format!("{v:.2}")).collect();
+        eprintln!("{:18} mean   : {label}% {}", cc.name(), m.join(" "));
     }
 }

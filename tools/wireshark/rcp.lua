@@ -12,7 +12,7 @@ local RCP_HEADER_LEN = 16
 
 local types = { [0] = "DATA", [1] = "ACK", [2] = "SYN", [3] = "SYNACK", [4] = "FIN", [5] = "FINACK" }
 local schemes = { [0] = "other", [1] = "rcp", [2] = "allegro", [3] = "vivace", [4] = "vivace-loss",
-                  [5] = "vivace-latency", [6] = "fixed", [7] = "allegro-ref", [8] = "vivace-stop" }
+                  [5] = "vivace-latency", [6] = "fixed", [7] = "allegro-ref", [8] = "vivace-stop", [9] = "vivace-loss-p4rcp" }
 
 local rcp = Proto("rcp", "Rate Control Protocol (p4rcp)")
 local f = {

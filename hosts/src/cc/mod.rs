@@ -150,8 +150,8 @@ pub enum CcSpec {
     Rcp,
     /// `allegro` (the paper's utility), `allegro-ref` (the reference code's).
     Allegro(allegro::Utility),
-    /// `vivace`, `vivace-loss`, `vivace-latency`, `vivace-stop` (see
-    /// `vivace::Params`).
+    /// `vivace`, `vivace-loss`, `vivace-latency`, `vivace-stop`,
+    /// `vivace-loss-p4rcp` (see `vivace::Params`).
     Vivace(vivace::Variant),
     /// `fixed:RATE`, in kb/s.
     Fixed(f64),
@@ -181,6 +181,7 @@ impl CcSpec {
             "vivace-loss" => no_arg(CcSpec::Vivace(vivace::Variant::Loss)),
             "vivace-latency" => no_arg(CcSpec::Vivace(vivace::Variant::Latency)),
             "vivace-stop" => no_arg(CcSpec::Vivace(vivace::Variant::Stop)),
+            "vivace-loss-p4rcp" => no_arg(CcSpec::Vivace(vivace::Variant::LossP4rcp)),
             "fixed" => {
                 let a = arg.ok_or_else(|| format!("--cc {s}: fixed needs a rate (fixed:RATE), e.g. fixed:10mbit"))?;
                 let rate = crate::units::parse_rate_kbps(&a).map_err(|e| format!("--cc {s}: fixed:RATE: {e}"))?;
@@ -194,7 +195,7 @@ impl CcSpec {
                 Some(a) => Err(format!("--cc {s}: bad TCP congestion control name '{a}'")),
             },
             _ => Err(format!(
-                "unknown --cc '{s}' (use rcp, allegro, allegro-ref, vivace, vivace-loss, vivace-latency, vivace-stop, fixed:RATE, tcp or tcp:ALGO)"
+                "unknown --cc '{s}' (use rcp, allegro, allegro-ref, vivace, vivace-loss, vivace-latency, vivace-stop, vivace-loss-p4rcp, fixed:RATE, tcp or tcp:ALGO)"
             )),
         }
     }
@@ -279,6 +280,9 @@ mod tests {
         assert_eq!(ar.map(|a| a.name()), Ok("allegro-ref".to_string()));
         assert_eq!(CcSpec::parse("vivace-loss"), Ok(CcSpec::Vivace(vivace::Variant::Loss)));
         assert_eq!(CcSpec::parse("vivace-stop").map(|v| v.name()), Ok("vivace-stop".to_string()));
+        let vp = CcSpec::parse("vivace-loss-p4rcp");
+        assert_eq!(vp, Ok(CcSpec::Vivace(vivace::Variant::LossP4rcp)));
+        assert_eq!(vp.map(|v| v.name()), Ok("vivace-loss-p4rcp".to_string()));
         assert_eq!(CcSpec::parse("fixed:10mbit"), Ok(CcSpec::Fixed(10_000.0)));
         assert_eq!(CcSpec::parse("tcp"), Ok(CcSpec::Tcp(None)));
         assert_eq!(CcSpec::parse("tcp:bbr"), Ok(CcSpec::Tcp(Some("bbr".into()))));

@@ -4,10 +4,30 @@
 //! later reference (PCC-Uspace `src/pcc/`) where the paper leaves them open
 //! or the code differs from it.
 //!
+//! Which scheme is which (issue 33):
+//!
+//! - `vivace-loss` reproduces the NSDI'18 code's Vivace-Loss, the client
+//!   `gradient_descent_pcc_client SERVER PORT 0` (pcc.h with a latency
+//!   coefficient of 0): the rules below, with pcc.h's where p4rcp's
+//!   differ (`Params::of(Variant::Loss)`): one probe pair after a move that
+//!   kept its direction, probes at least 0.5 Mb/s from r, a loss
+//!   coefficient of 1 for MIs that lost at most 3%, the emergency stop,
+//!   a slow start from 1.6 Mb/s that ignores up to 50 lost packets in
+//!   every MI, and pcc.h's loss rate of a move (below).
+//! - `vivace-loss-p4rcp` is p4rcp's Vivace-Loss (`vivace-loss` before
+//!   issue 33): `vivace`'s rules with b = 0.
+//! - `vivace` (= `vivace-latency`, the paper's "Vivace-Latency") and
+//!   `vivace-stop` are p4rcp's: the paper's utility, the reference's rules
+//!   with the deviations marked below. pcc.h's client runs a different
+//!   latency term (11330 x g per packet), which they do not follow.
+//!
 //! - Utility: `u = x^t - b * x * g - c * x * L`, t = 0.9, b = 900,
-//!   c = 11.35, x the MI's sending rate in Mb/s (`utility::vivace`).
-//!   `vivace` (the paper's "Vivace-Latency"; `vivace-latency` is the same
-//!   controller under that name) and `vivace-loss` (b = 0).
+//!   c = 11.35, x the MI's sending rate in Mb/s (`utility::vivace`); b = 0
+//!   for `vivace-loss` and `vivace-loss-p4rcp`. `vivace-loss` pays c = 1
+//!   instead of 11.35 in an MI that lost at most 3% (pcc.h `utility`,
+//!   `loss_rate <= 0.03`); pcc.h's x is in 2^20 bit/s of its packets, 6%
+//!   below ours for the same rate, which we do not follow (a 0.6% change
+//!   of the weight of the loss term).
 //! - Latency gradient g: the least-squares slope of RTT over send time of
 //!   the MI's reliable RTT samples (`monitor.rs`). It counts only with at
 //!   least 4 samples and when it exceeds the scatter of the samples around
@@ -30,7 +50,10 @@
 //!   out keep its rate). The flow's first 50 lost packets count as not lost
 //!   and gradients below 0.2 as 0 while that budget lasts (pcc.h "initial
 //!   ignorance", paper §5.2.1). On a drop, back to half (the last rate that
-//!   did not drop).
+//!   did not drop). `vivace-loss` starts at 1.6 Mb/s (pcc.h: `rate_` 0.8,
+//!   doubled at the first MI) and, as pcc.h, ignores up to 50 lost packets
+//!   in *every* start MI until one loses more, which spends the budget
+//!   (pcc.h sets `loss = 0` before subtracting it from the budget).
 //! - Probing: 2 pairs of MIs at r(1 +- e), each pair in random order,
 //!   e = 5% (the paper; PCC-Uspace `pcc_sender.cpp` `kProbingStepSize`),
 //!   then one MI at r (the reference of a later move), then MIs at r until
@@ -45,7 +68,14 @@
 //!   a move in the same direction and two otherwise; we always run two (at
 //!   ~70 packets per MI one pair's loss noise is about 3x the signal:
 //!   hosts/README.md, the same section). `Params::pairs = 1` gives the
-//!   paper's.
+//!   paper's. `vivace-loss` follows pcc.h on both counts (`search`,
+//!   `getkDelta`): one pair while `trend_count_ >= 1` (after a step in the
+//!   direction of the one before, a round without a move, a second guess
+//!   or a small move that kept its direction), two pairs at first and
+//!   after a reversal; probes at least 0.5 Mb/s from r. At 5% random loss
+//!   the single pair is what keeps pcc.h near 64% of the link: with two
+//!   pairs always, `vivace-loss-p4rcp` keeps about 10 points more
+//!   (hosts/README.md, "Vivace-Loss at 5% loss").
 //! - Double check (pcc.h): when the faster probes lost more than 2 packets
 //!   fewer than the slower ones, lost some, and the probes lost at least 5%
 //!   overall, the first such verdict for "faster" is thrown away and the
@@ -64,7 +94,12 @@
 //!   the two gives the next step, and the sender keeps moving while steps
 //!   stay in the same direction and above 10%; otherwise it takes the step
 //!   and probes again. A move whose faster MI lost fewer packets (by more
-//!   than 2, or at 5% loss overall) probes again instead.
+//!   than 2, or at 5% loss overall) probes again instead. `vivace-loss`
+//!   computes that overall loss as pcc.h does: both MIs' lost packets over
+//!   the reference MI's packets plus the target's *lost* ones
+//!   (`overall_total = reference_total_pkt + target_loss_pkt`), about twice
+//!   the loss rate, so at 2.5% random loss and above every move whose
+//!   faster MI lost a smaller share is second-guessed.
 //! - The rate never goes below 1.3 Mb/s outside slow start (pcc.h
 //!   `kMinRateMbps`). There is no MI timeout: pcc.h's is disabled (core.cpp
 //!   `timeout_monitors` returns at once), although the paper describes one.
@@ -77,7 +112,9 @@
 //!   then draw together at about 0.1 Mb/s per second: with the stop 4 of
 //!   10 Mininet seeds never reached the new share within 10 s, without it
 //!   none (hosts/README.md, "Why `vivace` has no emergency stop").
-//!   `vivace-stop` (`Params::stop_loss`) keeps pcc.h's rule.
+//!   `vivace-stop` (`Params::stop_loss`) and `vivace-loss` keep pcc.h's
+//!   rule; as in pcc.h the stop leaves the previous step, the amplifier
+//!   and the trend as they were.
 
 use super::pcc::{random_pairs, trial_rate, Phase};
 use super::{utility, Ctx, MiPlan, MiReport, RateController};
@@ -86,10 +123,15 @@ use rand::rngs::SmallRng;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     Default,
+    /// Vivace-Loss as the NSDI'18 code runs it (pcc.h's client with a
+    /// latency coefficient of 0): `Params::of` says which rules.
     Loss,
     Latency,
     /// The default with pcc.h's emergency stop.
     Stop,
+    /// p4rcp's Vivace-Loss: the default's rules with b = 0 (the paper's
+    /// utility, always two probe pairs at +-5%, no emergency stop).
+    LossP4rcp,
 }
 
 impl Variant {
@@ -99,6 +141,7 @@ impl Variant {
             Variant::Loss => "vivace-loss",
             Variant::Latency => "vivace-latency",
             Variant::Stop => "vivace-stop",
+            Variant::LossP4rcp => "vivace-loss-p4rcp",
         }
     }
 }
@@ -122,6 +165,8 @@ pub struct Params {
     pub mi_rtts: f64,
     pub mi_min_pkts: f64,
     pub start_pkts_per_rtt: f64,
+    /// Slow start's first rate instead (kb/s; None: `start_pkts_per_rtt`).
+    pub start_kbps: Option<f64>,
     /// Gradients are truncated to a multiple of this.
     pub flt: f64,
     /// Fewer reliable RTT samples than this: no gradient.
@@ -142,6 +187,22 @@ pub struct Params {
     pub stop_loss: Option<f64>,
     /// Probe pairs per decision (1 or 2); with 2, both must agree.
     pub pairs: usize,
+    /// pcc.h `search`: one pair only while the moves keep their
+    /// direction (`trend_count_ >= 1`), `pairs` after a reversal.
+    pub one_pair_on_trend: bool,
+    /// pcc.h `getkDelta`: probes at least this far from r (kb/s; 0: none).
+    pub probe_min_kbps: f64,
+    /// pcc.h `utility`: an MI that lost at most this share pays the loss
+    /// coefficient `c_low` instead of `c` (None: always `c`).
+    pub low_loss_c: Option<(f64, f64)>,
+    /// pcc.h `onMonitorEnds` in START: every MI that lost at most the
+    /// budget counts no loss and leaves the budget whole; the first that
+    /// lost more uses it up (false: the flow's first lost packets).
+    pub start_ignore_per_mi: bool,
+    /// pcc.h `MOVING`: the loss rate of a move divides the two MIs' lost
+    /// packets by the reference MI's packets plus the target's *lost*
+    /// packets (false: by both MIs' packets).
+    pub move_loss_over_reference: bool,
 }
 
 impl Params {
@@ -168,6 +229,7 @@ impl Params {
             mi_min_pkts: 10.0,
             // pcc_sender.cpp: initial congestion window (10) per RTT
             start_pkts_per_rtt: 10.0,
+            start_kbps: None,
             // pcc.h utility: int(g * 100) / 2 * 2 / 100
             flt: 0.02,
             // pcc_monitor_interval_queue.cpp kMinReliableRtt
@@ -185,12 +247,41 @@ impl Params {
             // the paper and PCC-Uspace have no emergency stop
             stop_loss: None,
             pairs: 2,
+            one_pair_on_trend: false,
+            probe_min_kbps: 0.0,
+            low_loss_c: None,
+            start_ignore_per_mi: false,
+            move_loss_over_reference: false,
         };
+
         match v {
             Variant::Default | Variant::Latency => p,
-            Variant::Loss => Params { b: 0.0, ..p },
+            Variant::LossP4rcp => Params { b: 0.0, ..p },
             // pcc.h onMonitorEnds: loss / total > 0.5
             Variant::Stop => Params {
+                stop_loss: Some(0.5),
+                ..p
+            },
+            // gradient_descent_pcc_client SERVER PORT 0: pcc.h with
+            // kLatencyCoefficient = 0 (the latency filters above then
+            // play no part)
+            Variant::Loss => Params {
+                b: 0.0,
+                // PCC() rate_ = 0.8, doubled at the first START monitor
+                start_kbps: Some(1_600.0),
+                // onMonitorEnds in START: loss = 0 while loss_ignore_count
+                // >= loss, which it leaves as it is
+                start_ignore_per_mi: true,
+                // utility: loss coefficient 1 when loss_rate <= 0.03
+                low_loss_c: Some((0.03, 1.0)),
+                // search: number_of_probes_ = 2 if trend_count_ >= 1
+                one_pair_on_trend: true,
+                // getkDelta: max(0.05, 0.5 / base_rate_)
+                probe_min_kbps: 500.0,
+                // MOVING: overall_total = reference_total_pkt +
+                // target_loss_pkt
+                move_loss_over_reference: true,
+                // onMonitorEnds: double(loss) / total > 0.5
                 stop_loss: Some(0.5),
                 ..p
             },
@@ -272,6 +363,9 @@ pub struct Vivace {
     amp: f64,
     bound: f64,
     swing: u32,
+    /// pcc.h `trend_count_`: steps in the same direction since the last
+    /// reversal (2 after a probe round without a move).
+    trend: u32,
 }
 
 impl Vivace {
@@ -294,6 +388,7 @@ impl Vivace {
             amp: 0.0,
             bound: 0.0,
             swing: 0,
+            trend: 0,
         }
     }
 
@@ -316,14 +411,11 @@ impl Vivace {
 
     /// The utility of `r` with loss rate `loss`.
     pub fn utility(&self, r: &MiReport, loss: f64) -> f64 {
-        utility::vivace(
-            r.send_kbps / 1000.0,
-            self.gradient(r),
-            loss,
-            self.p.t,
-            self.p.b,
-            self.p.c,
-        )
+        let c = match self.p.low_loss_c {
+            Some((at_most, c_low)) if loss <= at_most => c_low,
+            _ => self.p.c,
+        };
+        utility::vivace(r.send_kbps / 1000.0, self.gradient(r), loss, self.p.t, self.p.b, c)
     }
 
     fn floor(&self, ctx: &Ctx) -> f64 {
@@ -337,7 +429,12 @@ impl Vivace {
             State::SlowStart => self.start_mi = None,
             State::Probing => {
                 let hi = random_pairs(&mut self.rng);
-                self.probes = (0..2 * self.p.pairs)
+                let pairs = if self.p.one_pair_on_trend && self.trend >= 1 {
+                    1
+                } else {
+                    self.p.pairs
+                };
+                self.probes = (0..2 * pairs)
                     .map(|i| Probe {
                         hi: hi[i],
                         id: u64::MAX,
@@ -353,12 +450,14 @@ impl Vivace {
     /// Probe again around r, without a step (pcc.h: prev_change_ = 0).
     fn probe_again(&mut self) {
         self.prev_step = 0.0;
+        self.trend = 2;
         self.enter(State::Probing);
     }
 
     /// The rate of probe `hi` around r.
     fn probe_rate(&self, hi: bool) -> f64 {
-        trial_rate(self.rate, hi, self.p.eps)
+        let eps = self.p.eps.max(self.p.probe_min_kbps / self.rate.max(1.0));
+        trial_rate(self.rate, hi, eps)
     }
 
     /// pcc.h `decide`: the step (kb/s) for gradient `g` (utility per Mb/s).
@@ -370,9 +469,11 @@ impl Vivace {
             self.amp = 0.0;
             self.bound = 0.0;
             self.swing = (self.swing + 1).min(2);
+            self.trend = 0;
         }
         dr *= amplifier(self.amp);
         if dr * self.prev_step > 0.0 {
+            self.trend += 1;
             if self.swing == 0 {
                 self.amp += if self.amp > 3.0 { 0.5 } else { 1.0 };
             } else {
@@ -420,7 +521,7 @@ impl Vivace {
             lost_hi += hi.lost_pkts;
             lost_lo += lo.lost_pkts;
         }
-        let n = self.p.pairs as i32;
+        let n = (self.probes.len() / 2) as i32;
         if votes.abs() != n {
             return self.probe_again(); // the pairs disagree (or tie)
         }
@@ -431,6 +532,9 @@ impl Vivace {
             self.recheck_armed = false;
             self.rechecking = true;
             return self.probe_again();
+        }
+        if abnormal {
+            self.trend = 2; // pcc.h: the second verdict in a row is taken
         }
         self.recheck_armed = true;
         self.rechecking = false;
@@ -457,11 +561,19 @@ impl Vivace {
         let g = (self.utility(&tg, tg.loss) - self.utility(&rf, rf.loss)) / ((r1 - r0) / 1000.0);
         let step = self.step(g);
         let lost_gap = rf.lost_pkts.abs_diff(tg.lost_pkts);
-        let sent = (rf.sent_pkts + tg.sent_pkts).max(1);
+        let sent = if self.p.move_loss_over_reference {
+            rf.sent_pkts + tg.lost_pkts
+        } else {
+            rf.sent_pkts + tg.sent_pkts
+        }
+        .max(1);
         let overall = (rf.lost_pkts + tg.lost_pkts) as f64 / sent as f64;
         if (r0 - r1) * (rf.loss - tg.loss) < 0.0 && (lost_gap > self.p.recheck_pkts || overall >= self.p.recheck_loss) {
             self.probe_again(); // faster lost less: probe instead
         } else if step * prev <= 0.0 || step <= self.p.move_ratio * self.rate {
+            if step * prev > 0.0 {
+                self.trend = 2; // pcc.h MOVING: same direction, small step
+            }
             self.rate = (self.rate + step).max(self.floor(ctx));
             self.enter(State::Probing);
         } else {
@@ -479,7 +591,11 @@ impl Vivace {
 
 impl RateController for Vivace {
     fn start(&mut self, _feedback_kbps: u32, ctx: &Ctx) -> f64 {
-        self.rate = ctx.clamp(ctx.packets_per_rtt(self.p.start_pkts_per_rtt));
+        let first = self
+            .p
+            .start_kbps
+            .unwrap_or(ctx.packets_per_rtt(self.p.start_pkts_per_rtt));
+        self.rate = ctx.clamp(first);
         self.enter(State::SlowStart);
         self.rate
     }
@@ -522,13 +638,17 @@ impl RateController for Vivace {
         let mut r = *r;
         if self.state == State::SlowStart {
             let ignored = r.lost_pkts.min(self.loss_budget);
-            self.loss_budget -= ignored;
+            if !self.p.start_ignore_per_mi || r.lost_pkts > self.loss_budget {
+                self.loss_budget -= ignored;
+            }
             r.lost_pkts -= ignored;
             r.loss = r.lost_pkts as f64 / r.sent_pkts.max(1) as f64;
         }
         if self.p.stop_loss.is_some_and(|stop| r.loss > stop) {
+            // pcc.h: SEARCH at half the rate; the previous step, the
+            // amplifier and the trend stay
             self.rate = (self.rate / 2.0).max(self.floor(ctx));
-            self.probe_again();
+            self.enter(State::Probing);
             return true;
         }
         match self.state {
@@ -678,7 +798,7 @@ mod tests {
     /// documentation); returns kb/s.
     #[test]
     fn steps_follow_the_amplifier_and_the_boundary() {
-        let (mut s, _) = probing(Variant::Loss, 10_000.0);
+        let (mut s, _) = probing(Variant::LossP4rcp, 10_000.0);
         let mut expect = |g: f64, step: f64, amp: f64, bound: f64| {
             close(s.step(g), step);
             assert_eq!((s.amp, s.bound), (amp, bound), "after g = {g}");
@@ -709,7 +829,7 @@ mod tests {
 
     #[test]
     fn both_pairs_agreeing_move_the_rate() {
-        let (mut s, ctx) = probing(Variant::Loss, 10_000.0);
+        let (mut s, ctx) = probing(Variant::LossP4rcp, 10_000.0);
         // no loss: u+ = 10.5^0.9 = 8.2998524, u- = 9.5^0.9 = 7.5849242;
         // g = 0.7149282 / 1.0: capped at 0.05 * 10 = 0.5 Mb/s (5% <= 10%:
         // taken at once)
@@ -726,7 +846,7 @@ mod tests {
 
     #[test]
     fn pairs_that_disagree_do_not_move() {
-        let (mut s, ctx) = probing(Variant::Loss, 10_000.0);
+        let (mut s, ctx) = probing(Variant::LossP4rcp, 10_000.0);
         // pair 0: no loss (higher wins); pair 1: 10% loss at the higher rate
         let (done, _) = probe_round(&mut s, &ctx, 0, |hi, pair| if hi && pair == 1 { 0.1 } else { 0.0 });
         assert!(done);
@@ -739,14 +859,14 @@ mod tests {
     /// make the lower rate win (7.1081 < 7.5849).
     #[test]
     fn light_loss_is_shared_by_the_probes() {
-        let (mut s, ctx) = probing(Variant::Loss, 10_000.0);
+        let (mut s, ctx) = probing(Variant::LossP4rcp, 10_000.0);
         probe_round(&mut s, &ctx, 0, |hi, _| if hi { 0.01 } else { 0.0 });
         close(s.rate, 10_500.0);
     }
 
     #[test]
     fn a_move_down_beyond_the_loss_tolerance() {
-        let (mut s, ctx) = probing(Variant::Loss, 10_000.0);
+        let (mut s, ctx) = probing(Variant::LossP4rcp, 10_000.0);
         // 10% loss at the higher rate, 5% at the lower:
         // u+ = 8.2999 - 11.35 * 10.5 * 0.10 < u- = 7.5849 - 11.35 * 9.5 * 0.05
         probe_round(&mut s, &ctx, 0, |hi, _| if hi { 0.10 } else { 0.05 });
@@ -758,7 +878,7 @@ mod tests {
     /// one in a row is taken.
     #[test]
     fn double_check_when_faster_sees_less_loss() {
-        let (mut s, ctx) = probing(Variant::Loss, 10_000.0);
+        let (mut s, ctx) = probing(Variant::LossP4rcp, 10_000.0);
         let loss = |hi: bool, _| if hi { 0.03 } else { 0.09 };
         let (done, next) = probe_round(&mut s, &ctx, 0, loss);
         assert!(done);
@@ -774,7 +894,7 @@ mod tests {
     /// the same direction.
     #[test]
     fn large_steps_up_are_tried_before_they_are_taken() {
-        let (mut s, ctx) = probing(Variant::Loss, 2_000.0);
+        let (mut s, ctx) = probing(Variant::LossP4rcp, 2_000.0);
         // probes at 2.1 / 1.9 Mb/s: g = (1.9498328 - 1.7818791) / 0.2 =
         // 0.8398, capped at 0.05 * 2 = 0.1, raised to 0.5 Mb/s: 25%: moving
         let (done, next) = probe_round(&mut s, &ctx, 0, |_, _| 0.0);
@@ -854,6 +974,130 @@ mod tests {
         s.next_mi(0, &ctx);
         s.on_mi(&report(0, 2_500.0, 0.6), &ctx);
         close(s.rate, 1_300.0);
+    }
+
+    /// pcc.h's stop leaves the previous step, the amplifier and the trend
+    /// as they were (SEARCH at half the rate).
+    #[test]
+    fn the_emergency_stop_keeps_the_previous_step() {
+        for v in [Variant::Stop, Variant::Loss] {
+            let (mut s, ctx) = probing(v, 10_000.0);
+            (s.prev_step, s.amp, s.trend) = (0.5, 2.0, 3);
+            s.next_mi(0, &ctx);
+            assert!(s.on_mi(&report(0, 10_500.0, 0.6), &ctx));
+            close(s.rate, 5_000.0);
+            assert_eq!((s.prev_step, s.amp, s.trend), (0.5, 2.0, 3), "{}", v.name());
+        }
+    }
+
+    /// `vivace-loss` is pcc.h's client with a latency coefficient of 0:
+    /// its rules against `vivace-loss-p4rcp`'s.
+    #[test]
+    fn vivace_loss_takes_the_rules_of_the_nsdi18_code() {
+        let ctx = test_ctx();
+        let f = Params::of(Variant::Loss);
+        let v = Params::of(Variant::LossP4rcp);
+        assert_eq!((f.b, v.b), (0.0, 0.0));
+        assert_eq!((f.stop_loss, v.stop_loss), (Some(0.5), None));
+        assert!(f.one_pair_on_trend && !v.one_pair_on_trend);
+        // slow start from 1.6 Mb/s (pcc.h), not 10 packets per RTT
+        let mut s = Vivace::new(f, SmallRng::seed_from_u64(1));
+        close(s.start(0, &ctx), 1_600.0);
+        let mut s = Vivace::new(v, SmallRng::seed_from_u64(1));
+        close(s.start(0, &ctx), 2874.6667);
+        // loss coefficient 1 up to 3% loss, 11.35 above:
+        // 10^0.9 - 10 * 0.03 = 7.6432823; 10^0.9 - 11.35 * 10 * 0.04 = 3.4032823
+        let (l, _) = probing(Variant::Loss, 10_000.0);
+        let (p, _) = probing(Variant::LossP4rcp, 10_000.0);
+        close(l.utility(&report(0, 10_000.0, 0.03), 0.03), 7.6432823);
+        close(l.utility(&report(0, 10_000.0, 0.04), 0.04), 3.4032823);
+        close(p.utility(&report(0, 10_000.0, 0.03), 0.03), 7.9432823 - 3.405);
+        // probes at least 0.5 Mb/s from r: +-25% at 2 Mb/s, +-5% at 10 Mb/s
+        let (l2, _) = probing(Variant::Loss, 2_000.0);
+        close(l2.probe_rate(true), 2_500.0);
+        close(l2.probe_rate(false), 1_500.0);
+        close(l.probe_rate(true), 10_500.0);
+        close(probing(Variant::LossP4rcp, 2_000.0).0.probe_rate(true), 2_100.0);
+    }
+
+    /// pcc.h `search`: two pairs after a reversal (and at first), one pair
+    /// while the moves keep their direction, two again after a reversal.
+    #[test]
+    fn vivace_loss_probes_one_pair_while_the_moves_keep_their_direction() {
+        let (mut s, ctx) = probing(Variant::Loss, 10_000.0);
+        assert_eq!(s.probes.len(), 4);
+        // no loss: up 0.5 Mb/s; no previous step, so no trend yet
+        let (done, next) = probe_round(&mut s, &ctx, 0, |_, _| 0.0);
+        assert!(done);
+        close(s.rate, 10_500.0);
+        assert_eq!((s.trend, s.probes.len()), (0, 4));
+        // up again (g = 0.71 under the boundary, now 11%): the same
+        // direction: one pair
+        let (_, next) = probe_round(&mut s, &ctx, next, |_, _| 0.0);
+        assert!(s.rate > 11_000.0);
+        assert_eq!((s.trend, s.probes.len()), (1, 2));
+        // one pair moves alone: up once more, trend 2
+        let (_, next) = probe_round(&mut s, &ctx, next, |_, _| 0.0);
+        assert_eq!((s.trend, s.probes.len()), (2, 2));
+        let up = s.rate;
+        // 10% loss at the higher rate: down, a reversal: two pairs again
+        probe_round(&mut s, &ctx, next, |hi, _| if hi { 0.1 } else { 0.0 });
+        assert!(s.rate < up);
+        assert_eq!((s.trend, s.probes.len()), (0, 4));
+        // vivace-loss-p4rcp always runs two pairs
+        let (mut p, ctx) = probing(Variant::LossP4rcp, 10_000.0);
+        let mut next = 0;
+        for _ in 0..3 {
+            next = probe_round(&mut p, &ctx, next, |_, _| 0.0).1;
+            assert_eq!(p.probes.len(), 4);
+        }
+    }
+
+    /// pcc.h's slow start ignores up to 50 lost packets in every MI until
+    /// one loses more (its budget is then spent); `vivace-loss-p4rcp`
+    /// ignores the flow's first 50.
+    #[test]
+    fn vivace_loss_ignores_up_to_50_losses_in_every_start_mi() {
+        let ctx = test_ctx();
+        let mut s = Vivace::new(Params::of(Variant::Loss), SmallRng::seed_from_u64(1));
+        s.start(0, &ctx);
+        let mut id = 0;
+        let mut mi = |s: &mut Vivace, loss: f64| {
+            let p = s.next_mi(id, &ctx);
+            let done = s.on_mi(&report(id, p.rate_kbps, loss), &ctx);
+            id += 1;
+            done
+        };
+        // 40 and 45 of 100 lost: no loss, the budget stays 50
+        mi(&mut s, 0.40);
+        mi(&mut s, 0.45);
+        assert_eq!((s.state(), s.loss_budget), ("slow_start", 50));
+        close(s.rate, 4.0 * 1_600.0);
+        // 60 lost: 10 count (a falling utility: out at half the rate)
+        mi(&mut s, 0.60);
+        assert_eq!((s.state(), s.loss_budget), ("probing", 0));
+        close(s.rate, 2.0 * 1_600.0);
+    }
+
+    /// pcc.h MOVING divides a move's lost packets by the reference MI's
+    /// packets plus the target's lost ones: 7 lost of 100 + 100 count as
+    /// 7 / 103 >= 5%, and a target that lost a smaller share is second-
+    /// guessed (probe again at the target's rate, no step).
+    #[test]
+    fn vivace_loss_second_guesses_moves_with_pcc_h_loss_rate() {
+        for (v, second_guess) in [(Variant::Loss, true), (Variant::LossP4rcp, false)] {
+            let (mut s, ctx) = probing(v, 2_000.0);
+            let (done, next) = probe_round(&mut s, &ctx, 0, |_, _| 0.0);
+            assert!(done);
+            assert_eq!(s.state(), "moving", "{}", v.name());
+            close(s.target.rate, 2_500.0);
+            let reference = s.reference.id.unwrap_or(u64::MAX);
+            s.next_mi(next, &ctx);
+            assert!(!s.on_mi(&report(next, 2_500.0, 0.03), &ctx));
+            assert!(s.on_mi(&report(reference, 2_000.0, 0.04), &ctx));
+            close(s.rate.min(2_500.0), 2_500.0);
+            assert_eq!(s.prev_step == 0.0, second_guess, "{}", v.name());
+        }
     }
 
     #[test]

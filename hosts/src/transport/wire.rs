@@ -466,6 +466,7 @@ pub fn cc_code(scheme: &str) -> u8 {
         s if s.starts_with("fixed") => 6,
         "allegro-ref" => 7,
         "vivace-stop" => 8,
+        "vivace-loss-p4rcp" => 9,
         _ => 0,
     }
 }
@@ -481,6 +482,7 @@ pub fn cc_name(code: u8) -> &'static str {
         6 => "fixed",
         7 => "allegro-ref",
         8 => "vivace-stop",
+        9 => "vivace-loss-p4rcp",
         _ => "unknown",
     }
 }
@@ -739,6 +741,7 @@ mod tests {
             "fixed",
             "allegro-ref",
             "vivace-stop",
+            "vivace-loss-p4rcp",
         ] {
             assert_eq!(cc_name(cc_code(s)), s);
         }
