@@ -195,7 +195,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
                     processes.append(started)
                     monitor.host_pids.append(started.proc.pid)
             for p in processes:
-                if p.exit_status is None and p.proc.poll() is not None:
+                if p.exit_status is None and not p.stopped and p.proc.poll() is not None:
                     p.exit_status = p.proc.returncode
                 elif p.exit_status is None and not p.stopped and p.launch is not None and p.launch.stop_s is not None:
                     p.measure_cpu()               # an external sender: what it costs, busy-waiting or not
@@ -232,7 +232,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         meta["access_links"] = network.access_link_stats()
     finally:
         for p in processes:
-            if p.exit_status is None and p.proc.poll() is not None:
+            if p.exit_status is None and not p.stopped and p.proc.poll() is not None:
                 p.exit_status = p.proc.returncode
         stop_processes([p.proc for p in processes])
         if monitor is not None:
