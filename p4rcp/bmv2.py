@@ -44,12 +44,20 @@ class SimpleSwitch:
         self._guard: ControlPortGuard | None = None
 
     @property
+    def notifications_socket(self) -> Path:
+        return Path(f"/tmp/bmv2-p4rcp-{self.thrift_port}-notifications.ipc")
+
+    @property
     def control_ports(self) -> list[int]:
         return [self.thrift_port] + ([self.grpc_port] if self.grpc_port is not None else [])
 
     def command(self) -> list[str]:
+        # bmv2's default notifications socket is named after the device id only, so two switches of the same
+        # device id on one machine (a PTF run beside an experiment or another checkout's tests) collide; the
+        # Thrift port is unique per running switch.
         cmd = [require_tool(self.binary), "--device-id", str(self.device_id),
-               "--thrift-port", str(self.thrift_port)]
+               "--thrift-port", str(self.thrift_port),
+               "--notifications-addr", f"ipc://{self.notifications_socket}"]
         for number, iface in sorted(self.interfaces.items()):
             cmd += ["-i", f"{number}@{iface}"]
         if self.log_file:
@@ -115,6 +123,8 @@ class SimpleSwitch:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        if self.process is not None:     # bmv2 leaves its notifications socket behind
+            self.notifications_socket.unlink(missing_ok=True)
         if self._guard is not None:      # after the switch: its ports never open while it runs
             self._guard.close()
             self._guard = None
