@@ -16,11 +16,13 @@ RCP_MAX_RTT_US = 10_000_000
 # The lowest rate RCP gives a flow: routers clamp R there and senders send no slower.
 RCP_MIN_RATE_KBPS = 10
 
-DATA, ACK, SYN, SYNACK, FIN, FINACK = range(6)
+DATA, ACK, SYN, SYNACK, FIN, FINACK, REF, REFACK = range(8)
 # flags: the first transmission of a flow's last DATA packet (routers count departures by it).
 FLAG_LAST = 0x01
-RCP_TYPES = {DATA: "DATA", ACK: "ACK", SYN: "SYN", SYNACK: "SYNACK", FIN: "FIN", FINACK: "FINACK"}
-FORWARD_TYPES = (DATA, SYN)
+RCP_TYPES = {DATA: "DATA", ACK: "ACK", SYN: "SYN", SYNACK: "SYNACK", FIN: "FIN", FINACK: "FINACK", REF: "REF",
+             REFACK: "REFACK"}
+# Stamped and RTT-sampled by routers (docs/protocol.md); REF is a slow sender's probe for R.
+FORWARD_TYPES = (DATA, SYN, REF)
 
 
 class RCP(Packet):

@@ -22,3 +22,12 @@ def test_bound_to_port_6577_both_ways():
 def test_other_ports_are_not_rcp():
     pkt = Ether(bytes(Ether() / IP() / UDP(sport=1, dport=2) / bytes(RCP())))
     assert not pkt.haslayer(RCP)
+
+
+def test_ref_and_refack_are_types_6_and_7_and_ref_is_a_forward_type():
+    from p4rcp.protocol import FORWARD_TYPES, REF, REFACK
+    assert bytes(RCP(type=REF, rate_kbps=1, rtt_us=2))[:1] == b"\x16"
+    assert bytes(RCP(type=REFACK, feedback_kbps=3))[:1] == b"\x17"
+    assert RCP(bytes(RCP(type=REF))).sprintf("%type%") == "REF"
+    assert RCP(bytes(RCP(type=REFACK))).sprintf("%type%") == "REFACK"
+    assert REF in FORWARD_TYPES and REFACK not in FORWARD_TYPES

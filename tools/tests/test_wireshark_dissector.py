@@ -18,7 +18,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import rdpcap, wrpcap
 
-from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, SYN, SYNACK
+from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, REF, REFACK, SYN, SYNACK
 from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import ROOT
 
@@ -73,6 +73,11 @@ EXAMPLES = [  # (RCP header, host bytes, the host fields they carry)
      {"final_size": 200_000}),
     (RCP(type=FINACK, flags=0, reserved=0), common(7, 1, 13) + struct.pack(">QB3x", 200_000, 1),
      {"cum_ack": 200_000, "status": 1}),
+    # REF and REFACK: the common bytes only (docs/protocol.md); nothing else is decoded as host fields
+    (RCP(type=REF, rate_kbps=6000, rtt_us=40_000), common(7, 0, 14),
+     {"flow_id": 7, "pkt_seq": 0, "ts_us": 14, "offset": [], "cum_ack": [], "window": []}),
+    (RCP(type=REFACK, feedback_kbps=5500), common(7, 0, 14),
+     {"flow_id": 7, "pkt_seq": 0, "ts_us": 14, "offset": [], "cum_ack": [], "window": []}),
 ]
 
 
@@ -89,13 +94,23 @@ def test_every_packet_type_is_decoded_field_by_field(tmp_path):
             assert row[field] == (value if isinstance(value, list) else [value]), (field, row)
 
 
+def test_every_type_has_its_name_in_the_info_column(tmp_path):
+    require_tshark()
+    pcap = tmp_path / "names.pcap"
+    wrpcap(str(pcap), [packet(RCP(type=t), common(1, 2, 3) + bytes(40)) for t in range(8)])
+    out = subprocess.run([require_tshark(), "-X", f"lua_script:{DISSECTOR}", "-r", str(pcap), "-Y", "rcp", "-T", "fields",
+                          "-e", "_ws.col.Info"], capture_output=True, text=True, check=True).stdout.split("\n")
+    names = [line.split()[1] for line in out if line]
+    assert names == ["DATA", "ACK", "SYN", "SYNACK", "FIN", "FINACK", "REF", "REFACK"]
+
+
 def test_a_capture_of_the_ptf_suite_decodes_as_scapy_reads_it(tmp_path):
     """bmv2 captures the PTF stamping tests' packets on every port, the stamped ones included; each RCP
     packet's header, as the dissector decodes it, equals the Scapy layer's reading of the same bytes."""
     require_toolchain("simple_switch")
     require_tshark()
     pcaps = tmp_path / "pcap"
-    done = subprocess.run([sys.executable, "-m", "ptf_tests.run", "--pcap", str(pcaps), "stamping"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "ptf_tests.run", "--pcap", str(pcaps), "stamping", "policing"], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     compared = stamped = 0

@@ -10,7 +10,8 @@
 local RCP_UDP_PORT = 6577
 local RCP_HEADER_LEN = 16
 
-local types = { [0] = "DATA", [1] = "ACK", [2] = "SYN", [3] = "SYNACK", [4] = "FIN", [5] = "FINACK" }
+local types = { [0] = "DATA", [1] = "ACK", [2] = "SYN", [3] = "SYNACK", [4] = "FIN", [5] = "FINACK", [6] = "REF",
+                [7] = "REFACK" }
 local schemes = { [0] = "other", [1] = "rcp", [2] = "allegro", [3] = "vivace", [4] = "vivace-loss",
                   [5] = "vivace-latency", [6] = "fixed", [7] = "allegro-ref", [8] = "vivace-stop", [9] = "vivace-loss-p4rcp" }
 
@@ -81,6 +82,7 @@ local function dissect_host(buf, kind, tree)
         t:add(h.cum_ack, buf(28, 8))
         t:add(h.status, buf(36, 1))
     end
+    -- REF (6) and REFACK (7) carry the 12 common bytes only.
 end
 
 function rcp.dissector(buf, pinfo, tree)
