@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import psutil
 
 from bm_runtime.standard import Standard
-from bm_runtime.standard.ttypes import (BmAddEntryOptions, BmMatchParam, BmMatchParamLPM,
+from bm_runtime.standard.ttypes import (BmAddEntryOptions, BmMatchParam, BmMatchParamExact, BmMatchParamLPM,
                                         BmMatchParamType)
 from sswitch_runtime import SimpleSwitch
 from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
@@ -68,10 +68,26 @@ def _mac_bytes(mac: str) -> bytes:
     return bytes.fromhex(mac.replace(":", ""))
 
 
+def _exact(value: int, width: int) -> BmMatchParam:
+    return BmMatchParam(type=BmMatchParamType.EXACT, exact=BmMatchParamExact(value.to_bytes(width, "big")))
+
+
+def _table_key_bytes(config: dict) -> dict[str, list[int]]:
+    """Bytes of each table's key fields, as Thrift wants exact keys: the field's width rounded up."""
+    widths = {}
+    for header in config.get("headers", []):
+        fields = next(t for t in config["header_types"] if t["name"] == header["header_type"])["fields"]
+        for name, width, *_ in fields:
+            widths[header["name"], name] = width
+    return {table["name"]: [(widths[tuple(k["target"])] + 7) // 8 for k in table["key"]]
+            for pipeline in config.get("pipelines", []) for table in pipeline["tables"]}
+
+
 class Bmv2ThriftDriver:
     counter_bits = dp.COUNTER_BITS
     rtt_sum_bits = dp.RTT_SUM_BITS
     queue_rate_unit = "packets"       # set_egress_queue_rate is in packets per second
+    police_epoch_s = dp.POLICE_EPOCH_S["v1model"]
 
     def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
                  server_nice: int | None = None):
@@ -85,7 +101,8 @@ class Bmv2ThriftDriver:
         self._std = None
         self._sswitch = None
         self._param_bytes: dict[str, list[int]] = {}
-        self._unanswered_writes = 0       # R writes sent whose answers are still on the connection
+        self._key_bytes: dict[str, list[int]] = {}
+        self._unanswered_writes = 0       # register writes sent whose answers are still on the connection
 
     def __repr__(self) -> str:
         return f"Bmv2ThriftDriver({self.host}:{self.thrift_port})"
@@ -114,6 +131,7 @@ class Bmv2ThriftDriver:
         # simple_switch_grpc started without a program, waiting for a P4Runtime client to push one.)
         self._param_bytes = {a["name"]: [(p["bitwidth"] + 7) // 8 for p in a["runtime_data"]]
                              for a in config.get("actions", [])}
+        self._key_bytes = _table_key_bytes(config)
 
     def _clients(self, transport: _BatchingTransport) -> None:
         # The accelerated protocol (thrift's C extension) halves the cost of a 512-cell register read.
@@ -177,6 +195,17 @@ class Bmv2ThriftDriver:
     def write_register(self, name: str, index: int, value: int) -> None:
         self._call(f"write {name}[{index}]", lambda: self._std.bm_register_write(CONTEXT, name, index, value))
 
+    def wait_for_writes(self) -> None:
+        """Return once the switch has answered (so applied) every register write sent so far."""
+        self._call("wait for writes", lambda: None)
+
+    def read_register_cell(self, name: str, index: int) -> int:
+        return self._call(f"read {name}[{index}]", lambda: self._std.bm_register_read(CONTEXT, name, index))
+
+    def reset_register(self, name: str) -> None:
+        """Every cell of the array to 0."""
+        self._call(f"reset {name}", lambda: self._std.bm_register_reset(CONTEXT, name))
+
     def read_ingress_packets(self, port: int) -> int:
         return self.read_counter(dp.COUNTER_INGRESS_PACKETS, port).packets
 
@@ -205,7 +234,9 @@ class Bmv2ThriftDriver:
                                                 input_packets=counts[dp.COUNTER_INPUT, p].packets,
                                                 rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
                                                 rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
-                                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p])
+                                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p],
+                                                policed_bytes=counts[dp.COUNTER_POLICED, p].bytes,
+                                                policed_packets=counts[dp.COUNTER_POLICED, p].packets)
                                 for p in ports})
 
     def read_counter(self, name: str, index: int):
@@ -213,19 +244,41 @@ class Bmv2ThriftDriver:
         return self._call(f"read {name}[{index}]", lambda: self._std.bm_counter_read(CONTEXT, name, index))
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
-        """Every port's R in one write, without waiting for the answers: the switch applies each write
+        """Every cell's stamp in one write, without waiting for the answers: the switch applies each write
         as it reads it, and its answers are read before the connection's next request (an error in
         one surfaces there). The loop's interval then ends when the writes leave, not when a switch
-        thread that got a core late has answered them."""
+        thread that got a core late has answered them. Keys: p4rcp.dataplane.rate_cell(port, class)."""
+        self._write_registers(f"write {dp.REG_RATE}", [(dp.REG_RATE, cell, kbps) for cell, kbps in rates.items()])
+
+    def write_police(self, params: dict[int, tuple[int, int]]) -> None:
+        """Each cell's (allowance, limit), the same way as the stamps."""
+        self._write_registers("write policing", [(name, cell, value) for cell, pair in params.items()
+                                                 for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT),
+                                                                        pair)])
+
+    def _write_registers(self, what: str, cells: list[tuple[str, int, int]]) -> None:
         std = self._std
 
         def send():
             with self._transport.batch():
-                for port, kbps in rates.items():
-                    std.send_bm_register_write(CONTEXT, dp.REG_RATE, port, kbps)
-            self._unanswered_writes = len(rates)
+                for name, index, value in cells:
+                    std.send_bm_register_write(CONTEXT, name, index, value)
+            self._unanswered_writes += len(cells)
 
-        self._call(f"write {dp.REG_RATE}", send, pipelined=True)
+        self._call(what, send, pipelined=True)
+
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
+        """Every DSCP of every port to its (port, class) cell; class 0 for a DSCP without a class."""
+        table = dp.TABLE_WEIGHT_CLASSIFIER
+        self._call(f"clear {table}", lambda: self._std.bm_mt_clear_entries(CONTEXT, table, False))
+        port_bytes, dscp_bytes = self._key_bytes[table]
+        [cell_bytes] = self._param_bytes[dp.ACTION_SET_CELL]
+        for port in ports:
+            for dscp in range(dp.NUM_DSCP):
+                key = [_exact(port, port_bytes), _exact(dscp, dscp_bytes)]
+                cell = dp.rate_cell(port, classes.get(dscp, 0)).to_bytes(cell_bytes, "big")
+                self._call(f"add {table} entry ({port}, {dscp})", lambda: self._std.bm_mt_add_entry(
+                    CONTEXT, table, key, dp.ACTION_SET_CELL, [cell], BmAddEntryOptions()))
 
     def install_routes(self, routes: list[Route]) -> None:
         self._call("clear routes", lambda: self._std.bm_mt_clear_entries(CONTEXT, dp.TABLE_ROUTING_V4, False))

@@ -30,6 +30,8 @@ class PortCounters:
     rtt_sum_us: int
     rtt_count: int
     queue_depth_pkts: int
+    policed_bytes: int = 0       # part of the input that policing dropped (docs/dataplane.md, "Policing")
+    policed_packets: int = 0
 
 
 @dataclass(frozen=True)
@@ -45,9 +47,10 @@ class CounterRead:
 
 
 class Driver(Protocol):
-    counter_bits: int                 # width of the counter externs (input, RTT count), for wrap-safe deltas
+    counter_bits: int                 # width of the counter externs (input, RTT count, policed), for wrap-safe deltas
     rtt_sum_bits: int                 # width of the RTT-sum register
     queue_rate_unit: QueueRateUnit    # what set_queue's rate counts
+    police_epoch_s: float             # the target's policing epoch (p4rcp.dataplane.POLICE_EPOCH_S)
 
     def connect(self) -> None: ...
 
@@ -55,7 +58,14 @@ class Driver(Protocol):
 
     def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead: ...
 
-    def write_rates_kbps(self, rates: dict[int, int]) -> None: ...
+    def write_rates_kbps(self, rates: dict[int, int]) -> None:
+        """The stamp (kb/s) of each (port, weight class) cell, keyed by p4rcp.dataplane.rate_cell(port, class)."""
+
+    def write_police(self, params: dict[int, tuple[int, int]]) -> None:
+        """Each cell's policing (allowance bytes per epoch, limit bytes); (0, 0) turns it off there."""
+
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
+        """weight_classifier for these (RCP) ports: every DSCP to its class's cell, class 0 where unmapped."""
 
     def install_routes(self, routes: list[Route]) -> None: ...
 

@@ -10,11 +10,15 @@ import random
 import sys
 import threading
 import time
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_rate
+from control_plane.policing import police_allowance, police_limit
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_rate, stamp_rate
+from p4rcp import dataplane as dp
 from p4rcp.protocol import RCP_MIN_RATE_KBPS
 from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch, SwitchPort
 
@@ -41,6 +45,15 @@ class RcpParams:
     # first timer, so that the switches of a path do not update in step.
     first_jitter: float = 0.2
     queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES   # q = queue depth (packets) * this; docs/control_plane.md
+    # Weighted sharing (docs/protocol.md, "Weights"): DSCP -> weight in (0, 1]; a DSCP without one has weight 1.
+    # Keys may be strings (TOML tables: [rcp.dscp_weights] "10" = 0.5). At most 7 weights other than 1.
+    dscp_weights: Mapping = field(default_factory=dict, hash=False)
+    # Policing (docs/dataplane.md, "Policing"): each flow's bytes per epoch against the largest stamp of the
+    # last epoch + d0, with this margin, plus police_slack_s of it and police_burst_packets data frames.
+    police: bool = False
+    police_margin: float = 0.02
+    police_slack_s: float = 0.010     # the hosts catch a late timer up by up to 10 ms of their rate
+    police_burst_packets: float = 2.0
 
     def __post_init__(self):
         for f in fields(self):
@@ -58,6 +71,26 @@ class RcpParams:
                              "0 <= first_jitter < 1")
         if self.d0_estimator not in D0_ESTIMATORS:
             raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
+        if not isinstance(self.police, bool) or self.police_margin < 0 or self.police_slack_s < 0 \
+                or self.police_burst_packets < 0:
+            raise ValueError("RCP parameters need police true or false, police_margin, police_slack_s and "
+                             "police_burst_packets >= 0")
+        object.__setattr__(self, "dscp_weights", _dscp_weights(self.dscp_weights))
+        self.weight_classes()           # at most 7 weights other than 1
+
+    def weight_classes(self) -> tuple[dict[int, int], tuple[float, ...]]:
+        """The data plane's classes: DSCP -> class, and each class's weight. Class 0 is weight 1 (and every
+        DSCP without a weight); the other weights, largest first, are classes 1, 2, ..."""
+        others = sorted({w for w in self.dscp_weights.values() if w != 1.0}, reverse=True)
+        if len(others) >= dp.NUM_WEIGHT_CLASSES:
+            raise ValueError(f"dscp_weights: at most {dp.NUM_WEIGHT_CLASSES - 1} weights other than 1, "
+                             f"got {len(others)}")
+        weights = (1.0, *others)
+        return {d: weights.index(w) for d, w in sorted(self.dscp_weights.items()) if w != 1.0}, weights
+
+    @property
+    def w_min(self) -> float:
+        return min(self.weight_classes()[1])
 
     def next_d0(self, d0: float, rtt: float, T: float, R: float, C: float) -> float:
         """d0 after an interval whose RTT samples averaged `rtt`."""
@@ -67,6 +100,24 @@ class RcpParams:
 
 
 D0_ESTIMATORS = ("ewma", "ns2")
+
+
+def _dscp_weights(mapping) -> dict[int, float]:
+    """DSCP -> weight with integer keys (TOML's are strings), each checked."""
+    if not isinstance(mapping, Mapping):
+        raise ValueError(f"dscp_weights must map DSCP values to weights, got {mapping!r}")
+    out = {}
+    for key, weight in mapping.items():
+        try:
+            dscp = int(key)
+        except (TypeError, ValueError):
+            raise ValueError(f"dscp_weights: {key!r} is not a DSCP value (0-63)") from None
+        if not 0 <= dscp < dp.NUM_DSCP or str(dscp) != str(key).strip():
+            raise ValueError(f"dscp_weights: {key!r} is not a DSCP value (0-63)")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 1:
+            raise ValueError(f"dscp_weights: the weight of DSCP {dscp} must be in (0, 1], got {weight!r}")
+        out[dscp] = float(weight)
+    return out
 
 
 class CounterWentBackwards(Exception):
@@ -102,6 +153,8 @@ class PortState:
     last: PortCounters | None = None
     last_time: float = 0.0
     last_rtt_s: float | None = None  # the last interval's mean RTT sample (ns-2 reuses it in an interval without)
+    # (time, R) of the intervals policing looks back on: the largest R of the last epoch plus d0
+    R_history: deque = field(default_factory=deque)
 
     def slot_bytes(self, queue_rate_unit: str) -> float | None:
         """Bytes of one slot when the queue serves packets, not bytes (None: y in bytes).
@@ -135,6 +188,8 @@ class ControlLoop:
     switch_interval_s: float | None = 0.0005
     ports: dict[int, PortState] = field(init=False)
     connected: bool = field(init=False, default=False)
+    class_of_dscp: dict[int, int] = field(init=False)        # the data plane's weight classes (RcpParams)
+    class_weights: tuple[float, ...] = field(init=False)
 
     def __post_init__(self):
         if self.rt_priority is not None and hasattr(self.driver, "server_nice"):
@@ -144,6 +199,7 @@ class ControlLoop:
             self.driver.server_nice = -20
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
+        self.class_of_dscp, self.class_weights = self.params.weight_classes()
         self.ports = {}
         for sp in self.switch.rcp_ports:
             if not sp.capacity_bps > 0:
@@ -171,15 +227,43 @@ class ControlLoop:
         ps.R_bps = min(ps.R_bps, self.params.gamma * C_bps)
 
     def resync(self) -> None:
-        """(Re)connect and bring the switch to our state: tables, queues, R."""
+        """(Re)connect and bring the switch to our state: tables, queues, weight classes, stamps, policing."""
         self.connected = False
         self.driver.connect()
         program_switch(self.driver, self.switch, self.routes)
-        self.driver.write_rates_kbps({p: _kbps(ps.R_bps) for p, ps in self.ports.items()})
+        self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
+        self.driver.write_rates_kbps(self._stamps(self.ports.values()))
+        self.driver.write_police(self._police(self.ports.values()))
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline
         self.connected = True
         log.info("%s: synchronised (%d routes, RCP ports %s)", self.switch.name, len(self.routes), sorted(self.ports))
+
+    def stamps_bps(self, ps: PortState) -> list[float]:
+        """The rate stamped into each weight class's packets on this port: min(gamma C, w_k R)."""
+        return [stamp_rate(ps.R_bps, w, ps.C_bps, gamma=self.params.gamma) for w in self.class_weights]
+
+    def _stamps(self, states) -> dict[int, int]:
+        return {dp.rate_cell(ps.port, k): _kbps(bps) for ps in states for k, bps in enumerate(self.stamps_bps(ps))}
+
+    def police_thresholds(self, ps: PortState) -> list[tuple[int, int]]:
+        """Each weight class's (allowance, limit) on this port, from the largest stamp of the last epoch + d0;
+        (0, 0) with policing off."""
+        p = self.params
+        if not p.police:
+            return [(0, 0)] * len(self.class_weights)
+        R_max = max((R for _, R in ps.R_history), default=ps.R_bps)
+        out = []
+        for w in self.class_weights:
+            S_max = stamp_rate(R_max, w, ps.C_bps, gamma=p.gamma)
+            allowance = police_allowance(S_max, self.driver.police_epoch_s, margin=p.police_margin,
+                                         frame_bytes=p.queue_packet_bytes)
+            out.append((allowance, police_limit(allowance, S_max, slack_s=p.police_slack_s,
+                                                burst_bytes=p.police_burst_packets * p.queue_packet_bytes)))
+        return out
+
+    def _police(self, states) -> dict[int, tuple[int, int]]:
+        return {dp.rate_cell(ps.port, k): pair for ps in states for k, pair in enumerate(self.police_thresholds(ps))}
 
     def step(self, deadline: float | None = None) -> list[dict]:
         """Read every RCP port's counters in one pass, update R, write it back.
@@ -189,14 +273,16 @@ class ControlLoop:
         started = self.clock()
         read = self.driver.read_counters(sorted(self.ports), self.clock)
         read_s = self.clock() - started
-        records, rates = [], {}
+        records, updated = [], []
         for port, ps in self.ports.items():
             record = self._update_port(ps, read.ports[port], read.at)
             if record is not None:
                 records.append(record)
-                rates[port] = _kbps(ps.R_bps)
-        if rates:
-            self.driver.write_rates_kbps(rates)
+                updated.append(ps)
+        if updated:
+            self.driver.write_rates_kbps(self._stamps(updated))
+            if self.params.police:
+                self.driver.write_police(self._police(updated))
         timing = {"loop_s": self.clock() - started, "read_s": read_s, "answer_s": read.at - started,
                   "late_s": None if deadline is None else started - deadline}
         for record in records:
@@ -217,24 +303,39 @@ class ControlLoop:
         d_packets = counter_delta(c.input_packets, ps.last.input_packets, d.counter_bits)
         d_rtt_sum = counter_delta(c.rtt_sum_us, ps.last.rtt_sum_us, d.rtt_sum_bits)
         d_rtt_count = counter_delta(c.rtt_count, ps.last.rtt_count, d.counter_bits)
+        # What policing dropped arrived but never reaches the link: it is not load (else R would fall for
+        # every flow to make room for the excess of the flow that ignores it).
+        d_policed_bytes = counter_delta(c.policed_bytes, ps.last.policed_bytes, d.counter_bits)
+        d_policed_packets = counter_delta(c.policed_packets, ps.last.policed_packets, d.counter_bits)
+        load_bytes, load_packets = max(d_bytes - d_policed_bytes, 0), max(d_packets - d_policed_packets, 0)
         p = self.params
         # y in the unit the queue drains: slots on a port shaped in packets per second, else bytes.
         slot_bytes = ps.slot_bytes(d.queue_rate_unit)
-        y_bytes = d_bytes * 8 / elapsed
-        y = y_bytes if slot_bytes is None else d_packets * slot_bytes * 8 / elapsed
+        y_bytes = load_bytes * 8 / elapsed
+        y = y_bytes if slot_bytes is None else load_packets * slot_bytes * 8 / elapsed
         if d_rtt_count > 0:
             ps.last_rtt_s = d_rtt_sum / d_rtt_count / 1e6
         if d_rtt_count > 0 or (p.d0_estimator == "ns2" and ps.last_rtt_s is not None):
             ps.d0_s = p.next_d0(ps.d0_s, ps.last_rtt_s, elapsed, ps.R_bps, ps.C_bps)
         q = c.queue_depth_pkts * p.queue_packet_bytes * 8
         ps.R_bps = rcp_rate(ps.R_bps, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,
-                            gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps)
+                            gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps, w_min=min(self.class_weights))
         ps.last, ps.last_time = c, now
+        if p.police:
+            # the senders follow the R they heard up to one RTT ago: keep one epoch plus d0 of it
+            ps.R_history.append((now, ps.R_bps))
+            while ps.R_history and ps.R_history[0][0] < now - self.driver.police_epoch_s - ps.d0_s:
+                ps.R_history.popleft()
+        police = self.police_thresholds(ps) if p.police else None
         return {"time": self.wall_clock(), "switch": self.switch.name, "port": ps.port,
                 "C_bps": ps.C_bps, "R_bps": ps.R_bps, "y_bps": y, "q_bytes": q / 8,
                 "d0_s": ps.d0_s, "T_s": T, "period_s": elapsed, "rtt_samples": d_rtt_count,
                 "y_unit": "bytes" if slot_bytes is None else "slots", "slot_bytes": slot_bytes,
-                "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes}
+                "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes,
+                "stamps_bps": self.stamps_bps(ps),
+                "policed_packets": d_policed_packets, "policed_bytes": d_policed_bytes,
+                "police_allowance_bytes": None if police is None else [a for a, _ in police],
+                "police_limit_bytes": None if police is None else [limit for _, limit in police]}
 
     def run(self, stop: threading.Event, backoff_s: tuple[float, float] = (0.1, 2.0)) -> None:
         """Repeat ``step`` every T until ``stop`` is set; survive switch restarts.

@@ -63,7 +63,22 @@ def _mac(value: int) -> str:
 
 
 def rate_entries(rates_kbps: dict[int, int]) -> list[fy.P4RegisterEntry]:
-    return [fy.P4RegisterEntry(dp.REG_RATE, index=port, data=kbps) for port, kbps in sorted(rates_kbps.items())]
+    """Stamps keyed by cell (p4rcp.dataplane.rate_cell(port, class))."""
+    return [fy.P4RegisterEntry(dp.REG_RATE, index=cell, data=kbps) for cell, kbps in sorted(rates_kbps.items())]
+
+
+def police_entries(params: dict[int, tuple[int, int]]) -> list[fy.P4RegisterEntry]:
+    """Each cell's allowance and limit."""
+    return [fy.P4RegisterEntry(name, index=cell, data=value) for cell, pair in sorted(params.items())
+            for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT), pair)]
+
+
+def weight_class_entries(ports: list[int], classes: dict[int, int]) -> list[fy.P4TableEntry]:
+    """weight_classifier: every DSCP of every port to the cell of its class (0 where the DSCP has none)."""
+    return [fy.P4TableEntry(dp.TABLE_WEIGHT_CLASSIFIER,
+                            match=fy.P4TableMatch({dp.MATCH_PORT: port, dp.MATCH_DSCP: dscp}),
+                            action=fy.P4TableAction(dp.ACTION_SET_CELL, cell=dp.rate_cell(port, classes.get(dscp, 0))))
+            for port in sorted(ports) for dscp in range(dp.NUM_DSCP)]
 
 
 def counter_reads() -> list[fy.P4CounterEntry | fy.P4RegisterEntry]:
@@ -89,7 +104,9 @@ def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], por
     return {p: PortCounters(input_bytes=cells[dp.COUNTER_INPUT, p].byte_count,
                             input_packets=cells[dp.COUNTER_INPUT, p].packet_count,
                             rtt_sum_us=cells[dp.REG_RTT_SUM, p], rtt_count=cells[dp.COUNTER_RTT_COUNT, p].packet_count,
-                            queue_depth_pkts=cells[dp.REG_QUEUE_DEPTH, p])
+                            queue_depth_pkts=cells[dp.REG_QUEUE_DEPTH, p],
+                            policed_bytes=cells[dp.COUNTER_POLICED, p].byte_count,
+                            policed_packets=cells[dp.COUNTER_POLICED, p].packet_count)
             for p in ports}
 
 
@@ -166,8 +183,11 @@ class P4RuntimeDriver:
     """
 
     def __init__(self, address: str, p4info: Path, device_config: Path | None = None, *, device_id: int = 1,
-                 election_id: int = 10, side=None, timeout_s: float = 5.0):
+                 election_id: int = 10, side=None, timeout_s: float = 5.0, target: str = "tna"):
+        """target: the program the switch runs ("tna", "v1model"), for its policing epoch; a side driver's
+        target wins."""
         self.address, self.device_id, self.timeout_s, self.side = address, device_id, timeout_s, side
+        self.police_epoch_s = side.police_epoch_s if side is not None else dp.POLICE_EPOCH_S[target]
         self.schema = fy.P4Schema(Path(p4info))
         # P4Runtime's CounterData is 64-bit; the side driver, when there is one, reads the counts itself.
         self.counter_bits = side.counter_bits if side is not None else dp.COUNTER_BITS
@@ -246,6 +266,17 @@ class P4RuntimeDriver:
         if self.side is not None:
             return self.side.write_rates_kbps(rates)
         self._call("write R", lambda sw: sw.modify(rate_entries(rates)))
+
+    def write_police(self, params: dict[int, tuple[int, int]]) -> None:
+        if self.side is not None:
+            return self.side.write_police(params)
+        self._call("write policing", lambda sw: sw.modify(police_entries(params)))
+
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
+        """Tables go over P4Runtime on every target (simple_switch_grpc too)."""
+        table = fy.P4TableEntry(dp.TABLE_WEIGHT_CLASSIFIER)
+        self._call("clear weight classes", lambda sw: sw.delete_many([table]))
+        self._call("add weight classes", lambda sw: sw.insert(weight_class_entries(ports, classes)))
 
     def read_ingress_packets(self, port: int) -> int:
         counter = fy.P4CounterEntry(dp.COUNTER_INGRESS_PACKETS, index=port)

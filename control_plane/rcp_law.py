@@ -2,20 +2,33 @@
 
 
 def rcp_rate(R_prev: float, T: float, d0: float, C: float, y: float, q: float, *,
-             alpha: float, beta: float, gamma: float = 1.0, q0: float = 0.0, R_min: float) -> float:
+             alpha: float, beta: float, gamma: float = 1.0, q0: float = 0.0, R_min: float, w_min: float = 1.0) -> float:
     """R(t) = R(t-T) * [1 + (T/d0) * (alpha*(gamma*C - y) - beta*(q - q0)/d0) / (gamma*C)]
 
-    clamped to [R_min, gamma*C].
+    clamped to [R_min, gamma*C / w_min].
 
     Rates (R_prev, C, y, R_min) share one unit, e.g. bit/s; q and q0 are
     amounts in that unit times seconds (bits); T and d0 are seconds.
+
+    With weighted sharing (the talk's "Proportional bandwidth-sharing in RCP") R is the rate of a flow of
+    weight 1 and a flow of weight w is stamped w * R (stamp_rate). The law is unchanged: its estimate of
+    the number of flows, gamma*C / R, becomes the sum of the active flows' weights. Only the clip moves:
+    R may rise to gamma*C / w_min, so that flows of the smallest weight w_min alone still fill the link.
     """
-    if T <= 0 or d0 <= 0 or C <= 0:
-        raise ValueError(f"rcp_rate needs T, d0, C > 0 (T={T}, d0={d0}, C={C})")
+    if T <= 0 or d0 <= 0 or C <= 0 or not 0 < w_min <= 1:
+        raise ValueError(f"rcp_rate needs T, d0, C > 0 and 0 < w_min <= 1 (T={T}, d0={d0}, C={C}, w_min={w_min})")
     target = gamma * C
     spare = alpha * (target - y) - beta * (q - q0) / d0
     R = R_prev * (1.0 + (T / d0) * spare / target)
-    return min(max(R, R_min), target)
+    return min(max(R, R_min), target / w_min)
+
+
+def stamp_rate(R: float, w: float, C: float, *, gamma: float = 1.0) -> float:
+    """The rate stamped into a flow of weight w (0 < w <= 1): w * R, capped at gamma*C, so that a flow of a
+    large weight gets at most the link even while R is above gamma*C for the small weights."""
+    if not 0 < w <= 1:
+        raise ValueError(f"a weight is in (0, 1], got {w}")
+    return min(gamma * C, w * R)
 
 
 def d0_ewma(d0: float, rtt: float, *, gain: float) -> float:

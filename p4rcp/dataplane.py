@@ -10,14 +10,15 @@ checks them against the compiled program.
 # a register can.
 COUNTER_INPUT = "rcp_input"              # packets and bytes routed to port p, counted on arrival
 COUNTER_RTT_COUNT = "rcp_rtt_count"      # packets that carried a valid RTT sample
+COUNTER_POLICED = "rcp_policed"          # packets and bytes to port p that policing dropped (counted in rcp_input too)
 REG_RTT_SUM = "rcp_rtt_sum"              # sum of those samples, us
-REG_QUEUE_DEPTH = "rcp_queue_depth"      # queue depth (packets) the last packet to p saw
-REG_RATE = "rcp_rate"                    # R[p], kb/s, written by the control plane
-RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT)
+REG_QUEUE_DEPTH = "rcp_queue_depth"      # the queue (packets) the last packet to leave p left behind
+RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED)
 RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH)
 COUNTER_BITS = 64          # counter externs: 64-bit on bmv2 and in P4Runtime's CounterData
 RTT_SUM_BITS = 32          # the RTT-sum register on every target; deltas are taken modulo 2^32
 NUM_PORTS = 512
+DROP_PORT = 511            # v1model's egress_spec after mark_to_drop
 
 COUNTER_INGRESS_PACKETS = "ingress_packets"   # counter extern, packets per ingress port (not RCP)
 
@@ -25,3 +26,39 @@ TABLE_ROUTING_V4 = "routing_v4"
 MATCH_IPV4_DST = "ipv4_dst"              # its LPM key
 ACTION_SET_NEXT_HOP = "set_next_hop_routing_v4"
 ACTION_DROP = "drop_routing_v4"
+
+# Weighted sharing (docs/protocol.md, "Weights"). Every (port, weight class) has a cell in the registers
+# below; the control plane writes the stamp of class k on port p, min(gamma C, w_k R[p]), into cell
+# rate_cell(p, k) of REG_RATE (0: RCP off there). Class 0 is weight 1.
+WEIGHT_CLASS_BITS = 3
+NUM_WEIGHT_CLASSES = 1 << WEIGHT_CLASS_BITS
+NUM_DSCP = 64
+REG_RATE = "rcp_rate"                    # kb/s per cell, written by the control plane
+# The operator's DSCP -> class mapping, installed for every RCP port: key (output port, DSCP), action
+# parameter the cell; a miss (a port without RCP) reads the never-written cell of the drop port.
+TABLE_WEIGHT_CLASSIFIER = "weight_classifier"
+MATCH_PORT = "port"
+MATCH_DSCP = "dscp"
+ACTION_SET_CELL = "set_cell_weight_classifier"
+
+
+def rate_cell(port: int, weight_class: int = 0) -> int:
+    """The register cell of (port, weight class) in REG_RATE and the policing registers."""
+    if not 0 <= weight_class < NUM_WEIGHT_CLASSES or not 0 <= port < NUM_PORTS:
+        raise ValueError(f"no cell for port {port}, weight class {weight_class}")
+    return port << WEIGHT_CLASS_BITS | weight_class
+
+
+RATE_CELLS = NUM_PORTS << WEIGHT_CLASS_BITS
+UNCLASSIFIED_CELL = rate_cell(DROP_PORT)
+
+# Policing (docs/dataplane.md, "Policing"): per cell, the bytes a flow may send per epoch (its bucket
+# leaks them) and the bucket's limit; a limit of 0 turns policing off there. Two rows of sketch cells,
+# (epoch << 32) | bytes, which only the data plane writes.
+REG_POLICE_BYTES = "rcp_police_bytes"
+REG_POLICE_LIMIT = "rcp_police_limit"
+REG_POLICE_ROWS = ("rcp_police_row0", "rcp_police_row1")
+POLICE_CELLS = 1 << 16
+# The epoch is a power of two of each target's own clock: ingress_global_timestamp >> 14 (us) on v1model,
+# global_tstamp >> 24 (ns) on TNA, SUME's 200 MHz timestamp >> 22.
+POLICE_EPOCH_S = {"v1model": (1 << 14) * 1e-6, "tna": (1 << 24) * 1e-9, "sume": (1 << 22) * 5e-9}

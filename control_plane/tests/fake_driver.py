@@ -1,16 +1,22 @@
 """An in-memory switch for testing the control loop without bmv2."""
 
 from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from p4rcp import dataplane as dp
 
 ZERO = PortCounters(0, 0, 0, 0, 0)
 
 
 class FakeDriver:
-    def __init__(self, ports, counter_bits=64, rtt_sum_bits=32, queue_rate_unit="bytes"):
+    def __init__(self, ports, counter_bits=64, rtt_sum_bits=32, queue_rate_unit="bytes",
+                 police_epoch_s=dp.POLICE_EPOCH_S["v1model"]):
         self.counter_bits, self.rtt_sum_bits, self.queue_rate_unit = counter_bits, rtt_sum_bits, queue_rate_unit
+        self.police_epoch_s = police_epoch_s
         self.counters = {p: ZERO for p in ports}
-        self.rates: dict[int, int] = {}
+        self.rates: dict[int, int] = {}              # by cell: p4rcp.dataplane.rate_cell(port, class)
         self.rate_writes: list[dict[int, int]] = []
+        self.police: dict[int, tuple[int, int]] = {}
+        self.police_writes: list[dict[int, tuple[int, int]]] = []
+        self.weight_classes: dict[tuple[int, int], int] = {}     # (port, DSCP) -> cell
         self.routes = []
         self.queues = {}
         self.up = True
@@ -19,18 +25,25 @@ class FakeDriver:
         # switch answers (the round trip, the switch's thread waking), then decoding the answer.
         self.answer_s = self.decode_s = 0.0
 
-    def add(self, port, nbytes=0, packets=0, rtt_us=0, samples=0, qdepth=None):
-        """Traffic crossed the port; counts wrap at their widths as the data plane's would."""
+    def add(self, port, nbytes=0, packets=0, rtt_us=0, samples=0, qdepth=None, policed_bytes=0, policed_packets=0):
+        """Traffic crossed the port (policed_*: the part of it policing dropped, counted in nbytes and packets
+        too, as the data plane counts them); counts wrap at their widths as the data plane's would."""
         c = self.counters[port]
         wrap, wrap_sum = (1 << self.counter_bits) - 1, (1 << self.rtt_sum_bits) - 1
         self.counters[port] = PortCounters((c.input_bytes + nbytes) & wrap, (c.input_packets + packets) & wrap,
                                            (c.rtt_sum_us + rtt_us) & wrap_sum, (c.rtt_count + samples) & wrap,
-                                           c.queue_depth_pkts if qdepth is None else qdepth)
+                                           c.queue_depth_pkts if qdepth is None else qdepth,
+                                           (c.policed_bytes + policed_bytes) & wrap,
+                                           (c.policed_packets + policed_packets) & wrap)
+
+    def rate(self, port, weight_class=0):
+        """The stamp written for (port, class), kb/s."""
+        return self.rates[dp.rate_cell(port, weight_class)]
 
     def restart(self):
         """The switch process restarted: state lost."""
         self.counters = {p: ZERO for p in self.counters}
-        self.rates, self.routes, self.queues = {}, [], {}
+        self.rates, self.routes, self.queues, self.police, self.weight_classes = {}, [], {}, {}, {}
 
     def _check(self):
         if not self.up:
@@ -59,6 +72,16 @@ class FakeDriver:
         self._check()
         self.rates.update(rates)
         self.rate_writes.append(dict(rates))
+
+    def write_police(self, params):
+        self._check()
+        self.police.update(params)
+        self.police_writes.append(dict(params))
+
+    def install_weight_classes(self, ports, classes):
+        self._check()
+        self.weight_classes = {(port, dscp): dp.rate_cell(port, classes.get(dscp, 0))
+                               for port in ports for dscp in range(dp.NUM_DSCP)}
 
     def install_routes(self, routes):
         self._check()

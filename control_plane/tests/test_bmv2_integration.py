@@ -127,7 +127,8 @@ def test_R_rises_falls_and_survives_a_restart(network):
 
 def _switch_programmed(probe) -> bool:
     try:
-        return probe.read_register(dp.REG_RATE)[1] > 0 and probe.read_counter(dp.COUNTER_INPUT, 1).packets > 0
+        return (probe.read_register(dp.REG_RATE)[dp.rate_cell(1)] > 0
+                and probe.read_counter(dp.COUNTER_INPUT, 1).packets > 0)
     except SwitchUnavailable:
         probe.connect()
         return False

@@ -5,6 +5,7 @@ import pytest
 
 from control_plane.loop import ControlLoop, CounterWentBackwards, RcpParams, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
+from p4rcp import dataplane as dp
 from p4rcp.topology import Switch, SwitchPort, TopologyError, build_topology
 
 TOPO = build_topology({"kind": "dumbbell", "pairs": 2, "rtt_ms": 40, "bottleneck_mbps": 12,
@@ -40,7 +41,7 @@ def test_resync_programs_routes_queues_and_initial_rate():
     loop, driver, _, _ = make_loop()
     assert {r.prefix for r in driver.routes} == {f"{h.ip}/32" for h in TOPO.hosts.values()}
     assert driver.queues[PORT] == (1500, 64)
-    assert driver.rates == {PORT: round(0.05 * C / 1000)}
+    assert driver.rates == {dp.rate_cell(PORT): round(0.05 * C / 1000)}     # weight class 0: R
 
 
 def test_first_read_is_a_baseline_then_y_uses_measured_time():
@@ -53,7 +54,7 @@ def test_first_read_is_a_baseline_then_y_uses_measured_time():
     assert rec["period_s"] == pytest.approx(0.020)
     assert rec["port"] == PORT and rec["switch"] == "s1" and rec["C_bps"] == C
     assert records == [rec]
-    assert driver.rates[PORT] == round(rec["R_bps"] / 1000)
+    assert driver.rate(PORT) == round(rec["R_bps"] / 1000)
 
 
 def test_the_period_runs_from_answer_to_answer_not_over_the_clients_decoding():

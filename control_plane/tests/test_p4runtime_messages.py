@@ -83,11 +83,41 @@ def test_port_counters_from_the_cells_read(schema):
     cells += [_register_cell(schema, dp.REG_QUEUE_DEPTH, p, p) for p in (1, 2, 3)]
     cells += [_counter_cell(schema, dp.COUNTER_INPUT, p, 2**62 + p, 10 * p) for p in (1, 2, 3)]
     cells += [_counter_cell(schema, dp.COUNTER_RTT_COUNT, p, 1000 * p, 4 * p) for p in (1, 2, 3)]
+    cells += [_counter_cell(schema, dp.COUNTER_POLICED, p, 100 * p, p) for p in (1, 2, 3)]
     assert pr.port_counters(cells, [1, 3]) == {
         1: PortCounters(input_bytes=2**62 + 1, input_packets=10, rtt_sum_us=2**32 - 1, rtt_count=4,
-                        queue_depth_pkts=1),
+                        queue_depth_pkts=1, policed_bytes=100, policed_packets=1),
         3: PortCounters(input_bytes=2**62 + 3, input_packets=30, rtt_sum_us=2**32 - 3, rtt_count=12,
-                        queue_depth_pkts=3)}
+                        queue_depth_pkts=3, policed_bytes=300, policed_packets=3)}
+
+
+def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
+    cell = dp.rate_cell(2, 3)
+    assert cell == 2 * 8 + 3
+    [stamp] = [e.encode(schema).register_entry for e in pr.rate_entries({cell: 750})]
+    assert (stamp.register_id, stamp.index.index, stamp.data.bitstring) == (
+        schema.registers[dp.REG_RATE].id, cell, (750).to_bytes(2, "big"))
+    msgs = [e.encode(schema).register_entry for e in pr.police_entries({cell: (3000, 9000)})]
+    assert [(m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs] == [
+        (schema.registers[dp.REG_POLICE_BYTES].id, cell, 3000), (schema.registers[dp.REG_POLICE_LIMIT].id, cell, 9000)]
+
+
+def test_weight_classes_map_every_dscp_of_every_port_to_its_cell(schema):
+    entries = pr.weight_class_entries([1, 4], {10: 2, 46: 1})
+    assert len(entries) == 2 * 64
+    table = schema.tables[dp.TABLE_WEIGHT_CLASSIFIER]
+    by_key = {}
+    for e in entries:
+        msg = e.encode(schema).table_entry
+        assert msg.table_id == table.id
+        fields = {f.field_id: int.from_bytes(f.exact.value, "big") for f in msg.match}
+        key = (fields[table.match_fields[dp.MATCH_PORT].id], fields[table.match_fields[dp.MATCH_DSCP].id])
+        assert msg.action.action.action_id == schema.actions[dp.ACTION_SET_CELL].id
+        [param] = msg.action.action.params
+        by_key[key] = int.from_bytes(param.value, "big")
+    assert by_key[1, 10] == dp.rate_cell(1, 2) and by_key[4, 46] == dp.rate_cell(4, 1)
+    assert by_key[4, 0] == dp.rate_cell(4, 0) and by_key[1, 63] == dp.rate_cell(1, 0)     # no class: weight 1
+    assert len(by_key) == 128
 
 
 def test_a_read_without_a_ports_cell_is_no_counter_value(schema):

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rate
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rate, stamp_rate
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
@@ -100,3 +100,46 @@ def test_a_new_flow_gets_R_on_an_idle_link_and_its_share_on_a_full_one():
     assert rcp_syn_rate(C / 2, C, 0.25 * C, 1) == C / 2                  # room for it
     with pytest.raises(ValueError):
         rcp_syn_rate(C, C, 0.0, 0)
+
+
+def test_with_weights_R_may_rise_to_gamma_c_over_the_smallest_weight():
+    # R = 9.9e6 * [1 + (0.01/0.01) * 0.1 * (10e6 - 0) / 10e6] = 10.89e6: clipped at C with weights of 1 only,
+    # allowed with w_min = 1/4 (limit 40e6)
+    assert rcp_rate(9.9e6, 0.01, 0.01, C, 0, 0, R_min=R_MIN, **PAPER) == C
+    assert rcp_rate(9.9e6, 0.01, 0.01, C, 0, 0, R_min=R_MIN, w_min=0.25, **PAPER) == pytest.approx(10.89e6)
+    assert rcp_rate(39e6, 0.01, 0.01, C, 0, 0, R_min=R_MIN, w_min=0.25, **PAPER) == 4 * C
+    # gamma 0.9: the clip is gamma C / w_min = 9e6 / 0.5
+    assert rcp_rate(17.9e6, 0.01, 0.01, C, 0, 0, gamma=0.9, R_min=R_MIN, w_min=0.5, **PAPER) == pytest.approx(18e6)
+
+
+def test_weighted_flows_alone_fill_the_link_and_share_in_their_weights():
+    """The talk's rule: N_hat = C/R becomes the sum of weights. One flow of weight 1/4 alone settles at
+    R = 4C (stamp C); flows of weights 1, 1/2, 1/4 settle at R = C / 1.75, their stamps in the ratio 4:2:1."""
+    R = 0.05 * C
+    for _ in range(3000):
+        y = stamp_rate(R, 0.25, C)
+        R = rcp_rate(R, 0.01, 0.05, C, y, 0, R_min=R_MIN, w_min=0.25, **PAPER)
+    assert R == pytest.approx(4 * C, rel=1e-3) and stamp_rate(R, 0.25, C) == pytest.approx(C, rel=1e-3)
+    weights = (1, 0.5, 0.25)
+    for _ in range(3000):
+        y = sum(stamp_rate(R, w, C) for w in weights)
+        R = rcp_rate(R, 0.01, 0.05, C, y, 0, R_min=R_MIN, w_min=0.25, **PAPER)
+    assert R == pytest.approx(C / 1.75, rel=1e-3)
+    assert [stamp_rate(R, w, C) / stamp_rate(R, 0.25, C) for w in weights] == pytest.approx([4, 2, 1])
+
+
+def test_stamp_is_w_R_capped_at_gamma_c():
+    assert stamp_rate(3e6, 0.5, C) == 1.5e6
+    assert stamp_rate(4 * C, 1.0, C) == C                       # R above C for the small weights: capped
+    assert stamp_rate(4 * C, 0.25, C) == C
+    assert stamp_rate(4 * C, 0.125, C) == 0.5 * C
+    assert stamp_rate(20e6, 1.0, C, gamma=0.95) == 0.95 * C
+    assert stamp_rate(3e6, 1.0, C) == 3e6                       # weight 1, R <= C: the stamp is R, as without weights
+
+
+@pytest.mark.parametrize("w", [0, -0.5, 1.5])
+def test_weights_are_in_0_1(w):
+    with pytest.raises(ValueError):
+        stamp_rate(1e6, w, C)
+    with pytest.raises(ValueError):
+        rcp_rate(1e6, 0.01, 0.05, C, 0, 0, R_min=R_MIN, w_min=w, **PAPER)

@@ -13,15 +13,26 @@ def test_names_match_compiled_program():
         pytest.skip(f"SKIPPED: {BUILD_JSON} not built (needs p4c-bm2-ss; run 'make build')")
     program = json.loads(BUILD_JSON.read_text())
     registers = {r["name"]: r for r in program["register_arrays"]}
-    for name in (*dp.RCP_REGISTERS_READ, dp.REG_RATE):
+    for name in dp.RCP_REGISTERS_READ:
         assert name in registers, f"register {name} missing; have {sorted(registers)}"
         assert registers[name]["size"] == dp.NUM_PORTS
     assert registers[dp.REG_RTT_SUM]["bitwidth"] == dp.RTT_SUM_BITS
+    # one cell per (port, weight class)
+    for name in (dp.REG_RATE, dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT):
+        assert registers[name]["size"] == dp.RATE_CELLS == dp.rate_cell(dp.NUM_PORTS - 1, dp.NUM_WEIGHT_CLASSES - 1) + 1
+    for name in dp.REG_POLICE_ROWS:
+        assert (registers[name]["size"], registers[name]["bitwidth"]) == (dp.POLICE_CELLS, 64)
     counters = {c["name"]: c for c in program["counter_arrays"]}
     for name in (*dp.RCP_COUNTERS, dp.COUNTER_INGRESS_PACKETS):
         assert name in counters, f"counter {name} missing; have {sorted(counters)}"
         assert counters[name]["size"] == dp.NUM_PORTS
-    tables = {t["name"] for pipe in program["pipelines"] for t in pipe["tables"]}
+    tables = {t["name"]: t for pipe in program["pipelines"] for t in pipe["tables"]}
     assert dp.TABLE_ROUTING_V4 in tables
-    actions = {a["name"] for a in program["actions"]}
-    assert {dp.ACTION_SET_NEXT_HOP, dp.ACTION_DROP} <= actions
+    classifier = tables[dp.TABLE_WEIGHT_CLASSIFIER]
+    assert [k["name"] for k in classifier["key"]] == [dp.MATCH_PORT, dp.MATCH_DSCP]
+    actions = {a["name"]: a for a in program["actions"]}
+    assert {dp.ACTION_SET_NEXT_HOP, dp.ACTION_DROP, dp.ACTION_SET_CELL} <= set(actions)
+    # a miss reads the drop port's cells, which the control plane never writes
+    default = classifier["default_entry"]
+    assert actions[dp.ACTION_SET_CELL]["id"] == default["action_id"]
+    assert int(default["action_data"][0], 16) == dp.UNCLASSIFIED_CELL

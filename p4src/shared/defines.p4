@@ -25,9 +25,26 @@ const bit<4> RCP_TYPE_SYN    = 2;
 const bit<4> RCP_TYPE_SYNACK = 3;
 const bit<4> RCP_TYPE_FIN    = 4;
 const bit<4> RCP_TYPE_FINACK = 5;
+// A probe a slow sender sends once per RTT between data packets so that it hears R (ns-2's REF): a forward
+// packet, stamped and RTT-sampled like DATA; the receiver answers REFACK, which routers leave alone.
+const bit<4> RCP_TYPE_REF    = 6;
+const bit<4> RCP_TYPE_REFACK = 7;
 
 // An RTT sample is valid when 0 < rtt_us <= RCP_MAX_RTT_US. Larger values are
 // stale or bogus estimates that would drag the router's average RTT d0.
 const rtt_us_t RCP_MAX_RTT_US = 10000000;
+
+// Weighted sharing (docs/protocol.md, "Weights"): the operator maps DSCP values to up to 8 weight classes;
+// class 0 (every DSCP without an entry) has weight 1. The stamp of class k on port p lives in cell
+// (p << WEIGHT_CLASS_BITS) | k of rcp_rate, written by the control plane as min(gamma C, w_k R).
+#define WEIGHT_CLASS_BITS 3
+typedef bit<WEIGHT_CLASS_BITS> weight_class_t;
+
+// Policing (docs/dataplane.md, "Policing"): a count-min sketch of two rows of POLICE_CELLS cells, each
+// holding (epoch, bytes) of the flows that hash there. Epochs are ticks of the data plane's own clock
+// (the targets' timestamp shifted right), so no control-plane write and no multiplication per packet.
+#define POLICE_INDEX_BITS 16
+#define POLICE_CELLS 65536
+typedef bit<POLICE_INDEX_BITS> police_index_t;
 
 #endif

@@ -15,7 +15,8 @@ header ethernet_h {
 header ipv4_h {
     bit<4>      version;
     bit<4>      ihl;
-    bit<8>      diffserv;
+    bit<6>      dscp;       // DiffServ code point: the packet's weight class (docs/protocol.md, "Weights")
+    bit<2>      ecn;
     bit<16>     total_len;
     bit<16>     identification;
     bit<3>      flags;

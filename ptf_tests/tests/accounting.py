@@ -6,7 +6,7 @@ from scapy.layers.l2 import Ether
 
 from base import (HOST_MAC, INPUT_BYTES, INPUT_PACKETS, RTT_COUNT, RTT_SUM, SWITCH_MAC, RcpTest, host_ip,
                   rcp_packet, routed, udp_packet)
-from p4rcp.protocol import RCP_MAX_RTT_US, SYN
+from p4rcp.protocol import RCP_MAX_RTT_US, REF, SYN
 
 
 class RttSampleAccountingTest(RcpTest):
@@ -26,6 +26,13 @@ class RttBoundariesTest(RcpTest):
         for rtt in (1, RCP_MAX_RTT_US):
             pkt = rcp_packet(type=SYN, rtt_us=rtt)
             self.forward_and_check(pkt, 2, routed(pkt, 2), rtt_us=rtt)
+
+
+class RefIsSampledLikeDataTest(RcpTest):
+    """A REF probe's RTT is a sample, on its egress port, as a DATA packet's."""
+    def runTest(self):
+        pkt = rcp_packet(type=REF, rtt_us=12345, payload=b"r" * 12)
+        self.forward_and_check(pkt, 2, routed(pkt, 2), rtt_us=12345)
 
 
 class ManySamplesAddUpTest(RcpTest):

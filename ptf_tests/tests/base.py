@@ -1,9 +1,11 @@
 """Shared PTF plumbing: the switch over Thrift, the routes, packet builders.
 
 Port i of the switch leads to subnet 10.0.i.0/24 (next hop MAC HOST_MAC[i]).
-Every test starts with R = 0 on every port and leaves it so; counters are
-monotonic, so tests assert deltas between snapshots, on every port (and on
-the drop port's cell, which nothing may count into).
+Every test starts with RCP set up on every port as the control loop leaves it
+(weight_classifier entries for every DSCP, all in class 0) but with no stamp
+(R = 0) and no policing, and the policing sketch empty; tearDown puts it back.
+Counters are monotonic, so tests assert deltas between snapshots, on every port
+(and on the drop port's cell, which nothing may count into).
 """
 
 import copy
@@ -17,6 +19,7 @@ from scapy.packet import Raw
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from p4rcp import dataplane as dp
+from p4rcp.police import Flow
 from p4rcp.protocol import DATA, RCP, RCP_UDP_PORT
 from p4rcp.topology import Route
 
@@ -27,16 +30,18 @@ ROUTES = [Route(f"10.0.{p}.0/24", p, SWITCH_MAC[p], HOST_MAC[p]) for p in PORTS]
 DROP_PORT = 511
 # The monotonic counts, by what they count: (counter extern, field) or register.
 INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT = "input bytes", "input packets", "RTT sum", "RTT count"
-COUNTS = (INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT)
+POLICED_BYTES, POLICED_PACKETS = "policed bytes", "policed packets"
+COUNTS = (INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT, POLICED_BYTES, POLICED_PACKETS)
 
 
 def host_ip(port, n=2):
     return f"10.0.{port}.{n}"
 
 
-def udp_packet(in_port=0, out_port=2, sport=40000, dport=RCP_UDP_PORT, payload=b"p4rcp" * 20, ttl=64, **udp):
+def udp_packet(in_port=0, out_port=2, sport=40000, dport=RCP_UDP_PORT, payload=b"p4rcp" * 20, ttl=64, dscp=0,
+               src=None, dst=None, **udp):
     return (Ether(src=HOST_MAC[in_port], dst=SWITCH_MAC[in_port])
-            / IP(src=host_ip(in_port), dst=host_ip(out_port), ttl=ttl, id=1)
+            / IP(src=src or host_ip(in_port), dst=dst or host_ip(out_port), ttl=ttl, id=1, tos=dscp << 2)
             / UDP(sport=sport, dport=dport, **udp) / Raw(payload))
 
 
@@ -63,6 +68,11 @@ def routed(pkt, out_port, **rcp_fields):
     return Ether(bytes(exp))
 
 
+def flow_of(pkt) -> Flow:
+    """The policing flow (UDP 5-tuple) of a packet."""
+    return Flow(pkt[IP].src, pkt[IP].dst, pkt[UDP].sport, pkt[UDP].dport)
+
+
 class RcpTest(BaseTest):
     def setUp(self):
         BaseTest.setUp(self)
@@ -71,25 +81,55 @@ class RcpTest(BaseTest):
         self.switch = Bmv2ThriftDriver(int(testutils.test_param_get("thrift_port")))
         self.switch.connect()
         self.switch.install_routes(ROUTES)
-        self.set_rates({p: 0 for p in PORTS})
+        self.clean()
 
     def tearDown(self):
-        self.set_rates({p: 0 for p in PORTS})
+        self.clean()
         self.switch.close()
         BaseTest.tearDown(self)
 
-    def set_rates(self, rates_kbps):
-        self.switch.write_rates_kbps(rates_kbps)
+    def clean(self):
+        """RCP on every port, no stamp, no weights, no policing, an empty sketch."""
+        self.set_weight_classes({})
+        self.switch.write_rates_kbps({dp.rate_cell(p, k): 0 for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
+        self.switch.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
+        for row in dp.REG_POLICE_ROWS:
+            self.switch.reset_register(row)     # (after the writes: the switch has applied them)
+
+    # One helper per table and register the control plane writes.
+
+    def set_weight_classes(self, classes):
+        """weight_classifier: {dscp: class} on every port, class 0 for every other DSCP."""
+        self.switch.install_weight_classes(list(PORTS), classes)
+
+    def set_rates(self, rates_kbps, weight_class=0):
+        """rcp_rate: {port: kb/s} for one weight class; applied when this returns (the control plane does not
+        wait for its writes; a test must, before it sends)."""
+        self.switch.write_rates_kbps({dp.rate_cell(p, weight_class): r for p, r in rates_kbps.items()})
+        self.switch.wait_for_writes()
+
+    def set_police(self, port, allowance, limit, weight_class=0):
+        """rcp_police_bytes and rcp_police_limit of (port, class), applied when this returns."""
+        self.switch.write_police({dp.rate_cell(port, weight_class): (allowance, limit)})
+        self.switch.wait_for_writes()
+
+    def police_cell(self, row, index):
+        """A sketch cell as (epoch, bytes)."""
+        value = self.switch.read_register_cell(dp.REG_POLICE_ROWS[row], index) % (1 << 64)
+        return value >> 32, value & 0xFFFFFFFF
 
     def snapshot(self):
         """The counts of every port (and of the drop port's cell), the queue-depth and rate registers."""
         cells = (*PORTS, DROP_PORT)
         inputs = {p: self.switch.read_counter(dp.COUNTER_INPUT, p) for p in cells}
+        policed = {p: self.switch.read_counter(dp.COUNTER_POLICED, p) for p in cells}
         rtt_sum = self.switch.read_register(dp.REG_RTT_SUM)
         return {INPUT_BYTES: {p: inputs[p].bytes for p in cells},
                 INPUT_PACKETS: {p: inputs[p].packets for p in cells},
                 RTT_SUM: {p: rtt_sum[p] for p in cells},
                 RTT_COUNT: {p: self.switch.read_counter(dp.COUNTER_RTT_COUNT, p).packets for p in cells},
+                POLICED_BYTES: {p: policed[p].bytes for p in cells},
+                POLICED_PACKETS: {p: policed[p].packets for p in cells},
                 dp.REG_QUEUE_DEPTH: self.switch.read_register(dp.REG_QUEUE_DEPTH),
                 dp.REG_RATE: self.switch.read_register(dp.REG_RATE)}
 
@@ -98,12 +138,13 @@ class RcpTest(BaseTest):
 
     def assert_counter_deltas(self, before, after, expected):
         """expected: {(count, port): delta}; every other count of every port
-        must be unchanged. Input bytes for a port without input packets
-        mean one packet."""
+        must be unchanged. Input (policed) bytes for a port without input
+        (policed) packets mean one packet."""
         for name in COUNTS:
             for port, old in before[name].items():
                 new = after[name][port]
-                one_packet = name == INPUT_PACKETS and (INPUT_BYTES, port) in expected
+                one_packet = ((name == INPUT_PACKETS and (INPUT_BYTES, port) in expected)
+                              or (name == POLICED_PACKETS and (POLICED_BYTES, port) in expected))
                 want = expected.get((name, port), 1 if one_packet else 0)
                 self.assertEqual(new - old, want, f"{name}[{port}] changed by {new - old}, expected {want}")
 

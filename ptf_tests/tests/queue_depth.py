@@ -1,18 +1,18 @@
-"""The queue-depth register under a burst, with the egress queue rate limited."""
+"""The queue-depth register: the queue the last departing packet left behind (deq_qdepth)."""
 
 import time
 
-from ptf import testutils
-
-from base import RcpTest, rcp_packet, routed
+from base import RcpTest, rcp_packet
 from p4rcp import dataplane as dp
 
 BURST = 40
 RATE_PPS = 50
 
 
-class QueueDepthUnderBurstTest(RcpTest):
-    """A burst into a 50 pkt/s queue shows a deep queue on that port only; a packet into the drained queue reads 0."""
+class QueueDepthAfterDrainTest(RcpTest):
+    """A burst into a 50 pkt/s queue shows a deep queue on that port only while it drains; once drained the
+    register reads 0 with no packet after the burst (the depth a packet saw on enqueue stayed at the last
+    arrival's value until another packet came)."""
     def runTest(self):
         before = self.snapshot()
         self.switch.set_queue(2, RATE_PPS, 64)
@@ -28,11 +28,14 @@ class QueueDepthUnderBurstTest(RcpTest):
             self.assertGreaterEqual(deepest, BURST // 2, "the queue-depth register never showed the burst")
             self.assertEqual(self.snapshot()[dp.REG_QUEUE_DEPTH][3], before[dp.REG_QUEUE_DEPTH][3])
 
-            time.sleep(BURST / RATE_PPS + 0.5)          # drained
-            self.dataplane.flush()
-            pkt = rcp_packet(rtt_us=5)
-            self.send(0, pkt)
-            testutils.verify_packet(self, routed(pkt, 2), 2)
+            deadline = time.monotonic() + BURST / RATE_PPS + 2
+            while time.monotonic() < deadline and self.switch.read_counter(dp.COUNTER_RTT_COUNT, 2).packets \
+                    < before["RTT count"][2] + BURST:
+                time.sleep(0.05)                                   # every packet of the burst has left
+            self.assertEqual(self.switch.read_counter(dp.COUNTER_RTT_COUNT, 2).packets,
+                             before["RTT count"][2] + BURST)
+            self.assertEqual(self.switch.read_register(dp.REG_QUEUE_DEPTH)[2], 0)
+            time.sleep(0.2)                                        # and it stays right while the port is quiet
             self.assertEqual(self.switch.read_register(dp.REG_QUEUE_DEPTH)[2], 0)
         finally:
             self.switch.set_queue(2, None, 64)

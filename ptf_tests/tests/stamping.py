@@ -5,7 +5,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.l2 import Ether
 
 from base import RcpTest, rcp_packet, routed
-from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, SYN, SYNACK
+from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, REF, REFACK, SYN, SYNACK
 
 R = 5000
 
@@ -28,9 +28,9 @@ class StampTest(RcpTest):
 
 
 class RateAboveRIsStampedTest(StampTest):
-    """DATA and SYN asking more than R leave with R and a UDP checksum that verifies."""
+    """DATA, SYN and REF asking more than R leave with R and a UDP checksum that verifies."""
     def runTest(self):
-        for type_ in (DATA, SYN):
+        for type_ in (DATA, SYN, REF):
             pkt = rcp_packet(type=type_, rate_kbps=8000)
             exp = routed(pkt, 2, rate_kbps=R)
             self.forward_and_check(pkt, 2, exp, rtt_us=30000)
@@ -63,10 +63,19 @@ class RcpOffPortUntouchedTest(RcpTest):
         self.forward_and_check(pkt, 2, routed(pkt, 2), rtt_us=30000)
 
 
-class ReverseTypesNeverStampedTest(StampTest):
-    """ACK, SYNACK, FIN and FINACK are never stamped and give no RTT sample."""
+class PortWithoutClassesIsNotStampedTest(StampTest):
+    """A port the control plane installed no weight classes for (not an RCP port) reads the drop port's
+    cell: no stamp, whatever the other ports' R; counters still run."""
     def runTest(self):
-        for type_ in (ACK, SYNACK, FIN, FINACK, 7, 15):
+        self.switch.install_weight_classes([0, 1, 3], {})
+        pkt = rcp_packet(rate_kbps=8000)
+        self.forward_and_check(pkt, 2, routed(pkt, 2), rtt_us=30000)
+
+
+class ReverseTypesNeverStampedTest(StampTest):
+    """ACK, SYNACK, FIN, FINACK and REFACK are never stamped and give no RTT sample, nor do unknown types."""
+    def runTest(self):
+        for type_ in (ACK, SYNACK, FIN, FINACK, REFACK, 8, 15):
             pkt = rcp_packet(type=type_, rate_kbps=8000, feedback_kbps=9000)
             self.forward_and_check(pkt, 2, routed(pkt, 2))
 

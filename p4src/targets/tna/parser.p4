@@ -31,7 +31,7 @@ control RcpIngressDeparser(packet_out pkt, inout headers_t hdr, in ingress_metad
 
     apply {
         hdr.ipv4.hdr_checksum = ipv4_checksum.update({
-            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
             hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset,
             hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr});
         pkt.emit(hdr);

@@ -1,7 +1,7 @@
 // p4rcp for v1model (bmv2 simple_switch): IPv4 routing in ingress, whose
-// action also counts the RCP input traffic once the output port is known; the
-// rest of the RCP router's per-packet work in egress, where the queue the
-// packet saw is known.
+// action also counts the RCP input traffic once the output port is known, then
+// a forward RCP packet's weight class and policing (before the queue); the
+// rest of the RCP router's per-packet work in egress, after the queue.
 #include <core.p4>
 // register<T, I> and counter<I>: indices of the port's own type, no cast per access.
 #define V1MODEL_VERSION 20200408
@@ -13,13 +13,30 @@
 #include "routing.p4"
 #ifndef WITHOUT_RCP
 #include "rcp.p4"
+#include "policing.p4"
+#include "weights.p4"
 #endif
 
 control RcpIngress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t std_meta) {
     Routing() routing;
+#ifndef WITHOUT_RCP
+    WeightClassifier() weight_classifier;
+    Policer() policer;
+#endif
     apply {
         routing.apply(hdr, std_meta);
+#ifndef WITHOUT_RCP
+        // Forward RCP packets only (parser.p4). A packet routing dropped has egress_spec 511, whose
+        // policing cells the control plane never writes.
+        if (hdr.rcp.isValid()) {
+            weight_classifier.apply(hdr, meta, std_meta);
+            // DATA and REF: a SYN opens a flow and is sent whatever R says.
+            if (meta.police_limit != 0 && hdr.rcp.type != RCP_TYPE_SYN) {
+                policer.apply(hdr, meta, std_meta);
+            }
+        }
+#endif
     }
 }
 
@@ -30,7 +47,7 @@ control RcpEgress(inout headers_t hdr, inout metadata_t meta,
 #endif
     apply {
 #ifndef WITHOUT_RCP
-        rcp.apply(hdr, std_meta);
+        rcp.apply(hdr, meta, std_meta);
 #endif
     }
 }

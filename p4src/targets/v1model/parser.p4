@@ -48,12 +48,13 @@ parser RcpParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
         }
     }
 
-    // Only forward RCP packets (DATA and SYN of this version) become hdr.rcp: the router samples and
-    // stamps nothing else, and the others pass through as payload, byte for byte.
+    // Only forward RCP packets (DATA, SYN and REF of this version) become hdr.rcp: the router classifies,
+    // polices, samples and stamps nothing else, and the others pass through as payload, byte for byte.
     state parse_rcp_type {
         transition select(packet.lookahead<bit<8>>()) {
             RCP_VERSION ++ RCP_TYPE_DATA: parse_rcp;
             RCP_VERSION ++ RCP_TYPE_SYN: parse_rcp;
+            RCP_VERSION ++ RCP_TYPE_REF: parse_rcp;
             default: accept;
         }
     }
@@ -67,7 +68,7 @@ parser RcpParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
 control RcpVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         verify_checksum(hdr.ipv4.isValid(),
-            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset,
               hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
@@ -79,7 +80,7 @@ control RcpVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 control RcpComputeChecksum(inout headers_t hdr, inout metadata_t meta) {
     apply {
         update_checksum(hdr.ipv4.isValid(),
-            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset,
               hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
             hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);

@@ -5,7 +5,8 @@
 // ingress, in the routing action that chose p (routing.p4): bmv2's egress
 // runs after the queue, where the count could never exceed the link's
 // capacity and overload would show only in the queue. The RTT samples and the
-// stamp run in egress, on dequeue, as in the ns-2 router.
+// stamp run in egress, on dequeue. (ns-2's rcp.cc takes its RTT samples on
+// arrival and stamps on dequeue; the average RTT is the same either way.)
 //
 // bmv2 interprets the program: every table (p4c makes one of each branch
 // body), every assignment to a field and every operator costs a packet time.
@@ -22,24 +23,26 @@
 // Monotonic counts: the data plane never resets them, the control plane reads
 // deltas. Names start with "." so they stay the same on every target.
 
+// The rate stamped into packets of weight class k leaving port p, kb/s, in cell (p << 3) | k: min(gamma C,
+// w_k R[p]), written by the control plane; 0 = RCP not configured there. Read in ingress with the class
+// (weights.p4).
+@name(".rcp_rate") register<rate_kbps_t, rate_cell_t>(RATE_CELLS) rcp_rate;
+
 // Addition 1: packets and bytes routed to port p, counted on arrival.
 @name(".rcp_input") counter<PortId_t>(NUM_PORTS, CounterType.packets_and_bytes) rcp_input;
 
-control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
+control Rcp(inout headers_t hdr, in metadata_t meta, in standard_metadata_t std_meta) {
     @name(".rcp_rtt_sum")     register<bit<32>, PortId_t>(NUM_PORTS) rcp_rtt_sum;
     @name(".rcp_rtt_count")   counter<PortId_t>(NUM_PORTS, CounterType.packets) rcp_rtt_count;
-    // Queue depth (packets, enq_qdepth's 19 bits) the last packet saw on enqueue.
+    // The queue (packets, deq_qdepth's 19 bits) the last packet to leave p left behind: 0 once p has
+    // drained, however long it then stays quiet (the depth a packet saw on *enqueue* lagged the queue by
+    // a queueing delay and stayed at the last arrival's value while the port idled).
     @name(".rcp_queue_depth") register<bit<19>, PortId_t>(NUM_PORTS) rcp_queue_depth;
-    // R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
-    @name(".rcp_rate")        register<rate_kbps_t, PortId_t>(NUM_PORTS) rcp_rate;
 
     apply {
         PortId_t p = std_meta.egress_port;
-        rcp_queue_depth.write(p, std_meta.enq_qdepth);
-        // Read with the queue sample, in the one table every packet runs anyway.
-        rate_kbps_t R;
-        rcp_rate.read(R, p);
-        // Valid only on forward RCP packets (DATA, SYN): parser.p4 extracts no other RCP header.
+        rcp_queue_depth.write(p, std_meta.deq_qdepth);
+        // Valid only on forward RCP packets (DATA, SYN, REF): parser.p4 extracts no other RCP header.
         if (hdr.rcp.isValid()) {
             if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {             // comparison 1
                 bit<32> rtt_sum;
@@ -47,9 +50,10 @@ control Rcp(inout headers_t hdr, in standard_metadata_t std_meta) {
                 rcp_rtt_sum.write(p, rtt_sum + hdr.rcp.rtt_us);                        // addition 2
                 rcp_rtt_count.count(p);                                                 // addition 3
             }
-            if (R != 0 && hdr.rcp.rate_kbps > R) {                                     // comparison 2
-                hdr.udp.checksum = udp_csum_replace32_mul(hdr.udp.checksum, hdr.rcp.rate_kbps, R);
-                hdr.rcp.rate_kbps = R;
+            // meta.rate: the stamp of the packet's (port, weight class), read in ingress (weights.p4).
+            if (meta.rate != 0 && hdr.rcp.rate_kbps > meta.rate) {                     // comparison 2
+                hdr.udp.checksum = udp_csum_replace32_mul(hdr.udp.checksum, hdr.rcp.rate_kbps, meta.rate);
+                hdr.rcp.rate_kbps = meta.rate;
             }
         }
     }

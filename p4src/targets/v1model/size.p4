@@ -5,5 +5,15 @@
 // any port number a topology uses indexes inside the arrays.
 #define NUM_PORTS 512
 #define ROUTING_V4_SIZE 1024
+// One cell per (port, weight class): (port << WEIGHT_CLASS_BITS) | class.
+#define RATE_CELLS 4096
+typedef bit<12> rate_cell_t;
+// One entry per (RCP port, DSCP value): 64 ports with RCP.
+#define WEIGHT_CLASSIFIER_SIZE 4096
+// The cell of packets weight_classifier did not classify: the drop port's, never written (R = 0: no stamp;
+// policing off).
+#define UNCLASSIFIED_CELL 4088
+// A policing epoch is 2^14 us of ingress_global_timestamp (16.384 ms; p4rcp/dataplane.py).
+#define POLICE_EPOCH_SHIFT 14
 
 #endif

@@ -1,0 +1,214 @@
+"""The data plane's policer in Python: its two hashes and its per-packet rule (p4src/targets/v1model/policing.p4).
+
+The PTF suite uses the hashes to build flows that share cells and checks the switch's cells against
+them; `python -m p4rcp.police` measures the false-positive rate of the sketch at its size for compliant
+flows, by simulating the same rule with the same hashes (docs/dataplane.md, "Policing").
+
+A flow is the UDP 5-tuple; the hashes run over (source address, destination address, source port,
+destination port), 12 bytes in network order, as bmv2 concatenates the fields: row 0 is the low 16 bits
+of CRC-32 (bmv2's crc32, zlib's), row 1 the low 16 bits of CRC-16/ARC (bmv2's crc16).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import ipaddress
+import random
+import sys
+import zlib
+from dataclasses import dataclass, field
+
+from p4rcp import dataplane as dp
+
+EPOCH_SHIFT_V1MODEL = 14          # ingress_global_timestamp (us) >> 14
+
+
+@dataclass(frozen=True)
+class Flow:
+    src: str
+    dst: str
+    sport: int
+    dport: int
+
+    def key(self) -> bytes:
+        return (ipaddress.IPv4Address(self.src).packed + ipaddress.IPv4Address(self.dst).packed
+                + self.sport.to_bytes(2, "big") + self.dport.to_bytes(2, "big"))
+
+
+def crc16_arc(data: bytes) -> int:
+    """CRC-16/ARC (poly 0x8005 reflected, init 0, no final xor): bmv2's crc16."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+def row_indices(flow: Flow) -> tuple[int, int]:
+    """The flow's cell in row 0 and in row 1."""
+    key = flow.key()
+    return zlib.crc32(key) % dp.POLICE_CELLS, crc16_arc(key) % dp.POLICE_CELLS
+
+
+def epoch_of(timestamp_us: int, shift: int = EPOCH_SHIFT_V1MODEL) -> int:
+    return (timestamp_us >> shift) & 0xFFFFFFFF
+
+
+@dataclass
+class Policer:
+    """Both rows of cells and the per-packet rule, as policing.p4 runs it. Cells are (epoch, bytes)."""
+    rows: tuple[dict, dict] = field(default_factory=lambda: ({}, {}))
+
+    @staticmethod
+    def _bucket(cell: tuple[int, int], epoch: int, allowance: int, length: int) -> int:
+        """The cell's bucket with this packet in it, after the leak if the cell is of an earlier epoch."""
+        cell_epoch, bucket = cell
+        if cell_epoch == epoch:
+            return bucket + length
+        if cell_epoch == (epoch - 1) & 0xFFFFFFFF:
+            return max(bucket - allowance, 0) + length
+        return length                                    # older: empty
+
+    def packet(self, flow: Flow, length: int, epoch: int, allowance: int, limit: int) -> bool:
+        """Whether the packet passes; updates the cells. limit 0: policing off."""
+        if limit == 0:
+            return True
+        i0, i1 = row_indices(flow)
+        row0, row1 = self.rows
+        old0 = row0.get(i0, (0, 0))
+        b0 = self._bucket(old0, epoch, allowance, length)
+        if old0[0] != epoch:
+            b0 = min(b0, limit + length)                 # row 0's cap when a bucket enters a new epoch
+        row0[i0] = (epoch, b0)                           # row 0 counts every packet
+        if b0 <= limit:
+            return True
+        b1 = self._bucket(row1.get(i1, (0, 0)), epoch, allowance, length)
+        if b1 <= limit:
+            row1[i1] = (epoch, b1)
+            return True
+        row1[i1] = (epoch, b1 - length)                  # row 1 counts what it lets through
+        return False
+
+
+# --- The false-positive measurement -------------------------------------------------------------------
+
+def random_flows(n: int, rng: random.Random) -> list[Flow]:
+    """n distinct flows as the experiments make them: senders 10.0.0.0/16 from ephemeral ports to receivers
+    10.1.0.0/16 on the RCP port."""
+    flows: set[Flow] = set()
+    while len(flows) < n:
+        flows.add(Flow(f"10.0.{rng.randrange(256)}.{rng.randrange(1, 255)}",
+                       f"10.1.{rng.randrange(256)}.{rng.randrange(1, 255)}", rng.randrange(32768, 61000), 6577))
+    return sorted(flows, key=lambda f: (f.src, f.dst, f.sport))
+
+
+def structural_false_positives(flows: list[Flow], heavy: set[Flow]) -> float:
+    """Share of compliant flows that *can* be policed: their row-0 cell is shared with another flow (so the
+    cell's bucket may be over, two flows at R sending more than one allowance) and their row-1 cell is shared
+    with another flow whose row-0 cell is shared too (so that row 1 sees it). Compliant flows alone in either
+    cell are never policed. An upper bound on the flows policed, independent of rates and timing."""
+    rows = [row_indices(f) for f in flows]
+    count0: dict[int, int] = {}
+    for i0, _ in rows:
+        count0[i0] = count0.get(i0, 0) + 1
+    suspect = [count0[i0] > 1 or f in heavy for f, (i0, _) in zip(flows, rows)]
+    count1: dict[int, int] = {}
+    for (_, i1), s in zip(rows, suspect):
+        if s:
+            count1[i1] = count1.get(i1, 0) + 1
+    compliant = [(f, r, s) for f, r, s in zip(flows, rows, suspect) if f not in heavy]
+    exposed = sum(1 for _, (_, i1), s in compliant if s and count1[i1] > 1)
+    return exposed / len(compliant)
+
+
+@dataclass
+class SimResult:
+    flows: int
+    compliant_packets: int
+    compliant_policed: int
+    compliant_flows_policed: int
+    cheater_share: float          # the cheater's forwarded rate / R
+
+
+def simulate(n_compliant: int, rate_bps: float, seconds: float, seed: int, *, cheater_factor: float = 3.0,
+             frame_bytes: int = 1078, margin: float = 0.02, slack_s: float = 0.010, burst_packets: float = 2,
+             lateness_s: float = 0.010, late_share: float = 0.01) -> SimResult:
+    """Compliant flows paced at rate_bps (each timer late by up to lateness_s in a share late_share of the
+    packets, then catching up as the hosts do), one cheater at cheater_factor x rate_bps, through the policer
+    with the control plane's thresholds for R = rate_bps (control_plane/policing.py)."""
+    from control_plane.policing import police_allowance, police_limit
+    epoch_s = dp.POLICE_EPOCH_S["v1model"]
+    allowance = police_allowance(rate_bps, epoch_s, margin=margin, frame_bytes=frame_bytes)
+    limit = police_limit(allowance, rate_bps, slack_s=slack_s, burst_bytes=burst_packets * frame_bytes)
+    rng = random.Random(seed)
+    flows = random_flows(n_compliant + 1, rng)
+    cheater = flows[-1]
+    policer = Policer()
+    gap = {f: frame_bytes * 8 / rate_bps for f in flows}
+    gap[cheater] /= cheater_factor
+    # Per flow, packet k is scheduled at t0 + k gap; a late timer (by up to lateness_s) sends it late, and the
+    # packets scheduled meanwhile go with it, back to back: the hosts' credit for lateness. Events are taken
+    # in order of sending, as the switch's clock sees them.
+    last_sent = {f: 0.0 for f in flows}
+    events = []
+    for f in flows:
+        t0 = rng.uniform(0, gap[f])
+        events.append((t0, t0, f))
+    heapq.heapify(events)
+    passed_cheater = 0
+    packets = policed = 0
+    policed_flows: set[Flow] = set()
+    while events:
+        sent, scheduled, f = heapq.heappop(events)
+        if sent > seconds:
+            continue
+        ok = policer.packet(f, frame_bytes, epoch_of(int(sent * 1e6)), allowance, limit)
+        if f is cheater:
+            passed_cheater += ok
+        else:
+            packets += 1
+            if not ok:
+                policed += 1
+                policed_flows.add(f)
+        last_sent[f] = sent
+        nxt = scheduled + gap[f]
+        late = rng.uniform(0, lateness_s) if rng.random() < late_share else 0.0
+        heapq.heappush(events, (max(nxt + late, sent), nxt, f))
+    return SimResult(n_compliant, packets, policed, len(policed_flows),
+                     passed_cheater * frame_bytes * 8 / seconds / rate_bps)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m p4rcp.police", description="False-positive rate of the "
+                                 "policing sketch for compliant flows (docs/dataplane.md, 'Policing').")
+    ap.add_argument("--flows", type=int, nargs="+", default=[3, 30, 300, 3000])
+    ap.add_argument("--capacity-mbps", type=float, default=12.0, help="link rate shared at C / (N + 1)")
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--structural", type=int, nargs="+", default=[100, 1000, 10000, 100000],
+                    help="flow counts for the rate-free upper bound")
+    args = ap.parse_args(argv)
+    print(f"sketch: 2 rows x {dp.POLICE_CELLS} cells; epoch {dp.POLICE_EPOCH_S['v1model'] * 1e3:.3f} ms")
+    print("packet-level: N compliant flows at C/(N+1) and one at 3 C/(N+1), "
+          f"C = {args.capacity_mbps:g} Mb/s, {args.seconds:g} s, {args.seeds} seeds")
+    for n in args.flows:
+        rate = args.capacity_mbps * 1e6 / (n + 1)
+        results = [simulate(n, rate, args.seconds, seed) for seed in range(args.seeds)]
+        pk = sum(r.compliant_packets for r in results)
+        pol = sum(r.compliant_policed for r in results)
+        fl = sum(r.compliant_flows_policed for r in results)
+        share = sum(r.cheater_share for r in results) / len(results)
+        print(f"  N = {n:6d}: compliant packets policed {pol}/{pk} ({pol / pk:.2e}), flows with a packet "
+              f"policed {fl}/{n * args.seeds}; cheater forwarded at {share:.3f} R")
+    print("structural upper bound (share of compliant flows sharing a cell in both rows as described):")
+    rng = random.Random(1)
+    for n in args.structural:
+        flows = random_flows(n + 1, rng)
+        print(f"  N = {n:6d}: {structural_false_positives(flows, {flows[-1]}):.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

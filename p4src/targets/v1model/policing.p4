@@ -1,0 +1,122 @@
+// Policing of senders that ignore R (docs/dataplane.md, "Policing"). In ingress, before the queue, so that
+// the excess never takes queue space or link time from compliant flows.
+//
+// A flow (the UDP 5-tuple) has a byte bucket in each of two rows of cells, by two different hashes. A cell
+// holds the epoch it was last written in and its bucket: a packet adds its length; the first packet of a
+// later epoch first lets the bucket leak the allowance (rcp_police_bytes, saturating at 0), so a flow may
+// send the allowance per epoch and, for a while, the limit (rcp_police_limit) more. The rows are used in
+// series: row 0 counts every packet, and only a packet whose row-0 bucket is over the limit (its flow, or
+// a flow sharing its cell, sends above the allowance) goes on to row 1, which counts the packets it lets
+// through and drops the rest. So a packet is dropped only when both its cells are over, as in a count-min
+// sketch, and a compliant packet pays for one cell. The epoch is the data plane's own clock; the control
+// plane writes the allowance and the limit per (port, class) from R (control_plane/policing.py) and never
+// touches a cell. No timestamp is multiplied by a rate.
+#ifndef P4RCP_V1MODEL_POLICING_P4
+#define P4RCP_V1MODEL_POLICING_P4
+
+#include "size.p4"
+
+// Allowance (bytes per epoch) and bucket limit (bytes) per cell (port << WEIGHT_CLASS_BITS) | class,
+// written by the control plane; a limit of 0 turns policing off there. Read by the weight class's action
+// (weights.p4), which knows the cell: no table of their own.
+@name(".rcp_police_bytes") register<bit<32>, rate_cell_t>(RATE_CELLS) rcp_police_bytes;
+@name(".rcp_police_limit") register<bit<32>, rate_cell_t>(RATE_CELLS) rcp_police_limit;
+
+// This epoch's number (the data plane's clock in epochs), and its cell value with an empty bucket.
+#define POLICE_EPOCH std_meta.ingress_global_timestamp[POLICE_EPOCH_SHIFT + 31:POLICE_EPOCH_SHIFT]
+#define POLICE_BASE (((bit<64>) POLICE_EPOCH) << 32)
+
+control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t std_meta) {
+    // Cells: epoch in bits 63..32, bytes in 31..0.
+    @name(".rcp_police_row0") register<bit<64>, police_index_t>(POLICE_CELLS) rcp_police_row0;
+    @name(".rcp_police_row1") register<bit<64>, police_index_t>(POLICE_CELLS) rcp_police_row1;
+    // Packets and bytes dropped per output port: the control plane takes them out of y, which the routing
+    // action counted on arrival, so that the excess does not lower R for everyone.
+    @name(".rcp_policed") counter<PortId_t>(NUM_PORTS, CounterType.packets_and_bytes) rcp_policed;
+
+    // Row 0, every packet: the flow's row-0 bucket with this packet in it.
+    action count_flow() {
+        hash(meta.police_i0, HashAlgorithm.crc32, 16w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.udp.src_port,
+                                                          hdr.udp.dst_port }, 32w65536);
+        rcp_police_row0.read(meta.police_c0, meta.police_i0);
+        meta.police_c0 = meta.police_c0 + (bit<64>) std_meta.packet_length;                  // addition 4
+    }
+
+    // The cell was last written in an earlier epoch: its bucket leaks the allowance, saturating at 0.
+    // Adding 2^32 - allowance moves a cell of the last epoch to this one with the allowance taken out; the
+    // maximum with this epoch's empty bucket saturates, and empties a cell older than the last epoch.
+    action carry_cell0() {
+        meta.police_c0 = meta.police_c0 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+                             > POLICE_BASE + (bit<64>) std_meta.packet_length
+                         ? meta.police_c0 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+                         : POLICE_BASE + (bit<64>) std_meta.packet_length;
+    }
+
+    // Row 0 counts every packet, so a flow far above its allowance keeps its cell full; carried into a new
+    // epoch, the bucket is capped at the limit, so that the cell empties again once its flows slow down.
+    action cap_cell0() {
+        meta.police_c0 = meta.police_c0[31:0] > meta.police_limit + std_meta.packet_length
+                         ? POLICE_BASE + (bit<64>) (meta.police_limit + std_meta.packet_length)
+                         : meta.police_c0;
+    }
+
+    action write_cell0() {
+        rcp_police_row0.write(meta.police_i0, meta.police_c0);
+    }
+
+    // Row 1, only for packets over the limit in row 0: the flow's row-1 bucket (a second hash) with this
+    // packet in it.
+    action meter_flow() {
+        hash(meta.police_i1, HashAlgorithm.crc16, 16w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.udp.src_port,
+                                                          hdr.udp.dst_port }, 32w65536);
+        rcp_police_row1.read(meta.police_c1, meta.police_i1);
+        meta.police_c1 = meta.police_c1 + (bit<64>) std_meta.packet_length;
+    }
+
+    action carry_cell1() {
+        meta.police_c1 = meta.police_c1 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+                             > POLICE_BASE + (bit<64>) std_meta.packet_length
+                         ? meta.police_c1 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+                         : POLICE_BASE + (bit<64>) std_meta.packet_length;
+    }
+
+    // Row 1 counts only the packets it lets through.
+    action write_cell1() {
+        rcp_police_row1.write(meta.police_i1, meta.police_c1);
+    }
+
+    // Over in both rows: drop. Row 1 keeps its bucket (moved to this epoch) without the packet.
+    action drop_flow() {
+        rcp_police_row1.write(meta.police_i1, meta.police_c1 - (bit<64>) std_meta.packet_length);
+        rcp_policed.count(std_meta.egress_spec);
+        mark_to_drop(std_meta);
+    }
+
+    apply {
+        count_flow();
+        // A compliant packet pays for one cell read and written and one condition; the branches are for
+        // what is rare: a cell's first packet in an epoch (1 in 160 at 10 kpkt/s), a bucket over its limit.
+        if (meta.police_c0[63:32] != POLICE_EPOCH || meta.police_c0[31:0] > meta.police_limit) {
+            if (meta.police_c0[63:32] != POLICE_EPOCH) {
+                carry_cell0();
+                cap_cell0();
+            }
+            write_cell0();
+            if (meta.police_c0[31:0] > meta.police_limit) {                                  // comparison 3
+                meter_flow();
+                if (meta.police_c1[63:32] != POLICE_EPOCH) {
+                    carry_cell1();
+                }
+                if (meta.police_c1[31:0] <= meta.police_limit) {                             // comparison 4
+                    write_cell1();
+                } else {
+                    drop_flow();
+                }
+            }
+        } else {
+            write_cell0();
+        }
+    }
+}
+
+#endif
