@@ -7,9 +7,38 @@
 
 #define NUM_PORTS 512
 #define ROUTING_V4_SIZE 1024
+// One cell per (port, weight class): (port << WEIGHT_CLASS_BITS) | class.
+#define RATE_CELLS 4096
+typedef bit<12> rate_cell_t;
+// One entry per (RCP port, DSCP value): 64 ports with RCP.
+#define WEIGHT_CLASSIFIER_SIZE 4096
+// The drop port's cells (port 511), never written: no stamp, no policing.
+#define UNCLASSIFIED_CELL 4088
+
+// From ingress to egress, ahead of the Ethernet header: the stamp of the packet's (port, class) cell,
+// read in ingress with the class (0 for packets that are not forward RCP packets).
+header bridged_h {
+    rate_kbps_t rate;
+}
+
+struct tna_headers_t {
+    bridged_h  bridged;
+    ethernet_h ethernet;
+    ipv4_h     ipv4;
+    udp_h      udp;
+    tcp_h      tcp;
+    rcp_h      rcp;
+}
 
 struct ingress_metadata_t {
     bool ipv4_checksum_error;
+    rate_kbps_t rate;
+    bit<32> police_bytes;       // the cell's allowance per epoch
+    bit<32> police_limit;       // the cell's bucket limit; 0 = policing off
+    bit<32> police_epoch;       // policing.p4's working values
+    bit<32> police_len;
+    bit<32> police_leak_less_len;   // the allowance less this packet, saturating at 0
+    bit<32> police_room;            // the limit less this packet, saturating at 0
 }
 
 struct egress_metadata_t {
@@ -17,6 +46,7 @@ struct egress_metadata_t {
 }
 
 #include "parser.p4"
+#include "policing.p4"
 #include "routing.p4"
 #include "rcp.p4"
 

@@ -1,41 +1,29 @@
 // The RCP router's per-packet work on TNA, output port p: three additions and
 // two comparisons. Addition 1 (input packets and bytes) runs in ingress, on
-// arrival (routing.p4); the rest here, on departure. The pure counts are
-// Counter externs, as on v1model; the RTT sum adds a packet field, so it is a
-// RegisterAction of a stateful ALU.
+// arrival (routing.p4), with the weight class and policing; the rest here, on
+// departure. The pure counts are Counter externs, as on v1model; the RTT sum
+// adds a packet field, so it is a RegisterAction of a stateful ALU.
 //
 // Register cells are 32 bits, Tofino's stateful-ALU width. The RTT sum wraps;
 // the control plane takes its deltas modulo 2^32 (control_plane/loop.py
 // counter_delta with rtt_sum_bits = 32), exact while the samples of one
 // interval add up to less than 2^31 us. docs/porting.md has the details.
 
-control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
+control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
                   in egress_intrinsic_metadata_t eg_intr_md,
                   in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                   inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     @name(".rcp_rtt_sum")     Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_sum;
     @name(".rcp_rtt_count")   Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_rtt_count;
-    // Queue depth on enqueue in Tofino queue cells (80 bytes on Tofino 1).
+    // The queue (cells of 80 bytes on Tofino 1) the departing packet leaves behind: 0 once p has drained.
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
-    // R[p] in kb/s, written by the control plane; 0 = RCP not configured on p.
-    @name(".rcp_rate")        Register<rate_kbps_t, PortId_t>(NUM_PORTS, 0) rcp_rate;
 
     RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {
         void apply(inout bit<32> sum) { sum = sum + hdr.rcp.rtt_us; }                           // addition 2
     };
     RegisterAction<bit<32>, PortId_t, void>(rcp_queue_depth) record_queue_depth = {
-        void apply(inout bit<32> depth) { depth = (bit<32>) eg_intr_md.enq_qdepth; }
-    };
-    // Comparison 2 runs inside the stateful ALU, next to R: it returns min(rate, R), or the rate when R = 0.
-    RegisterAction<rate_kbps_t, PortId_t, rate_kbps_t>(rcp_rate) stamp_rate = {
-        void apply(inout rate_kbps_t R, out rate_kbps_t stamped) {
-            if (R != 0 && hdr.rcp.rate_kbps > R) {
-                stamped = R;
-            } else {
-                stamped = hdr.rcp.rate_kbps;
-            }
-        }
+        void apply(inout bit<32> depth) { depth = (bit<32>) eg_intr_md.deq_qdepth; }
     };
 
     apply {
@@ -43,13 +31,17 @@ control RcpEgress(inout headers_t hdr, inout egress_metadata_t meta,
         record_queue_depth.execute(p);
 
         bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
-            && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN);
+            && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN || hdr.rcp.type == RCP_TYPE_REF);
         if (is_forward_rcp) {
             if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {                      // comparison 1
                 add_rtt.execute(p);
                 rcp_rtt_count.count(p);                                                             // addition 3
             }
-            hdr.rcp.rate_kbps = stamp_rate.execute(p);                                          // comparison 2
+            // The stamp of the packet's (port, class) cell, read in ingress and bridged; 0 = RCP off.
+            if (hdr.bridged.rate != 0 && hdr.rcp.rate_kbps > hdr.bridged.rate) {                // comparison 2
+                hdr.rcp.rate_kbps = hdr.bridged.rate;
+            }
         }
+        hdr.bridged.setInvalid();
     }
 }

@@ -1,6 +1,8 @@
-// IPv4 routing on TNA: the same table and action names as v1model.
+// IPv4 routing on TNA: the same table and action names as v1model; then, for
+// forward RCP packets, the weight class (weights, policing parameters, the
+// stamp bridged to egress) and policing, before the traffic manager's queues.
 
-control RcpIngress(inout headers_t hdr, inout ingress_metadata_t meta,
+control RcpIngress(inout tna_headers_t hdr, inout ingress_metadata_t meta,
                    in ingress_intrinsic_metadata_t ig_intr_md,
                    in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                    inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
@@ -31,6 +33,43 @@ control RcpIngress(inout headers_t hdr, inout ingress_metadata_t meta,
     // A counter extern, as on v1model: packets and bytes in one operation.
     @name(".rcp_input") Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS_AND_BYTES) rcp_input;
 
+    // Per (port, weight class) cell, written by the control plane: the stamp min(gamma C, w_k R), the
+    // policing allowance and limit. Each is read by a stateful ALU in the class's action.
+    @name(".rcp_rate")         Register<rate_kbps_t, rate_cell_t>(RATE_CELLS, 0) rcp_rate;
+    @name(".rcp_police_bytes") Register<bit<32>, rate_cell_t>(RATE_CELLS, 0) rcp_police_bytes;
+    @name(".rcp_police_limit") Register<bit<32>, rate_cell_t>(RATE_CELLS, 0) rcp_police_limit;
+    RegisterAction<rate_kbps_t, rate_cell_t, rate_kbps_t>(rcp_rate) read_rate = {
+        void apply(inout rate_kbps_t value, out rate_kbps_t read) { read = value; }
+    };
+    RegisterAction<bit<32>, rate_cell_t, bit<32>>(rcp_police_bytes) read_police_bytes = {
+        void apply(inout bit<32> value, out bit<32> read) { read = value; }
+    };
+    RegisterAction<bit<32>, rate_cell_t, bit<32>>(rcp_police_limit) read_police_limit = {
+        void apply(inout bit<32> value, out bit<32> read) { read = value; }
+    };
+
+    @name(".set_cell_weight_classifier")
+    action set_cell_weight_classifier(rate_cell_t cell) {
+        meta.rate = read_rate.execute(cell);
+        meta.police_bytes = read_police_bytes.execute(cell);
+        meta.police_limit = read_police_limit.execute(cell);
+    }
+
+    // Installed by the control plane for every (RCP port, DSCP): the cell of the DSCP's weight class
+    // (class 0, weight 1, where the operator set none). docs/protocol.md, "Weights".
+    @name(".weight_classifier")
+    table weight_classifier {
+        key = {
+            ig_tm_md.ucast_egress_port: exact @name("port");
+            hdr.ipv4.dscp: exact @name("dscp");
+        }
+        actions = { set_cell_weight_classifier; }
+        const default_action = set_cell_weight_classifier(UNCLASSIFIED_CELL);
+        size = WEIGHT_CLASSIFIER_SIZE;
+    }
+
+    Policer() policer;
+
     apply {
         bool malformed = ig_prsr_md.parser_err != 0 || meta.ipv4_checksum_error
             || hdr.ipv4.version != 4 || hdr.ipv4.ihl != 5;
@@ -38,6 +77,15 @@ control RcpIngress(inout headers_t hdr, inout ingress_metadata_t meta,
             drop_routing_v4();
         } else if (routing_v4.apply().hit) {
             rcp_input.count(ig_tm_md.ucast_egress_port);                                      // addition 1
+            if (hdr.rcp.isValid()) {                      // forward RCP packets only (parser.p4)
+                weight_classifier.apply();
+                // DATA and REF: a SYN opens a flow and is sent whatever R says.
+                if (meta.police_limit != 0 && hdr.rcp.type != RCP_TYPE_SYN) {
+                    policer.apply(hdr, meta, ig_prsr_md.global_tstamp, ig_tm_md.ucast_egress_port, ig_dprsr_md);
+                }
+            }
         }
+        hdr.bridged.setValid();
+        hdr.bridged.rate = meta.rate;
     }
 }
