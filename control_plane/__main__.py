@@ -51,7 +51,25 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--d0-gain", type=float, default=d.d0_gain)
     ap.add_argument("--t-max-ms", type=float, default=d.T_max_s * 1000)
     ap.add_argument("--queue-packet-bytes", type=int, help="default: the topology's data_frame_bytes")
+    ap.add_argument("--dscp-weight", action="append", default=[], metavar="DSCP=W",
+                    help="weight (0 < W <= 1) of packets with this DSCP; repeat; unnamed DSCP values have weight 1 "
+                         "(docs/protocol.md, 'Weights')")
+    ap.add_argument("--police", action="store_true", help="police forward RCP flows above their stamp "
+                    "(docs/dataplane.md, 'Policing')")
     return ap.parse_args(argv)
+
+
+def dscp_weights(pairs: list[str]) -> dict[str, float]:
+    out = {}
+    for pair in pairs:
+        dscp, sep, weight = pair.partition("=")
+        try:
+            out[dscp.strip()] = float(weight)
+        except ValueError:
+            raise ValueError(f"--dscp-weight wants DSCP=W, got {pair!r}") from None
+        if not sep:
+            raise ValueError(f"--dscp-weight wants DSCP=W, got {pair!r}")
+    return out
 
 
 def make_driver(args: argparse.Namespace, switch):
@@ -71,7 +89,8 @@ def main(argv=None) -> int:
         params = RcpParams(alpha=args.alpha, beta=args.beta, gamma=args.gamma, q0_bytes=args.q0_bytes,
                            R_min_bps=args.r_min_kbps * 1000, R_init_fraction=args.r_init_fraction,
                            d0_init_s=args.d0_init_ms / 1000, d0_gain=args.d0_gain, T_max_s=args.t_max_ms / 1000,
-                           queue_packet_bytes=args.queue_packet_bytes or topology.data_frame_bytes)
+                           queue_packet_bytes=args.queue_packet_bytes or topology.data_frame_bytes,
+                           dscp_weights=dscp_weights(args.dscp_weight), police=args.police)
         driver = make_driver(args, switch)
         if not switch.rcp_ports:
             driver.connect()

@@ -184,29 +184,31 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m p4rcp.police", description="False-positive rate of the "
                                  "policing sketch for compliant flows (docs/dataplane.md, 'Policing').")
     ap.add_argument("--flows", type=int, nargs="+", default=[3, 30, 300, 3000])
-    ap.add_argument("--capacity-mbps", type=float, default=12.0, help="link rate shared at C / (N + 1)")
-    ap.add_argument("--seconds", type=float, default=5.0)
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--structural", type=int, nargs="+", default=[100, 1000, 10000, 100000],
+    ap.add_argument("--rate-mbps", type=float, default=3.0, help="R: every compliant flow's rate (the link is "
+                    "(N + 3) R: N flows at R and the cheater, which sends 3 R and gets R)")
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--structural", type=int, nargs="+", default=[100, 1000, 3000, 10000, 30000, 100000],
                     help="flow counts for the rate-free upper bound")
     args = ap.parse_args(argv)
+    rate = args.rate_mbps * 1e6
     print(f"sketch: 2 rows x {dp.POLICE_CELLS} cells; epoch {dp.POLICE_EPOCH_S['v1model'] * 1e3:.3f} ms")
-    print("packet-level: N compliant flows at C/(N+1) and one at 3 C/(N+1), "
-          f"C = {args.capacity_mbps:g} Mb/s, {args.seconds:g} s, {args.seeds} seeds")
+    print(f"packet-level: N compliant flows at R = {args.rate_mbps:g} Mb/s (1% of their timers up to 10 ms late, "
+          f"then catching up) and one at 3 R, {args.seconds:g} s, {args.seeds} seeds")
     for n in args.flows:
-        rate = args.capacity_mbps * 1e6 / (n + 1)
         results = [simulate(n, rate, args.seconds, seed) for seed in range(args.seeds)]
         pk = sum(r.compliant_packets for r in results)
         pol = sum(r.compliant_policed for r in results)
         fl = sum(r.compliant_flows_policed for r in results)
         share = sum(r.cheater_share for r in results) / len(results)
-        print(f"  N = {n:6d}: compliant packets policed {pol}/{pk} ({pol / pk:.2e}), flows with a packet "
-              f"policed {fl}/{n * args.seeds}; cheater forwarded at {share:.3f} R")
-    print("structural upper bound (share of compliant flows sharing a cell in both rows as described):")
+        print(f"  N = {n:6d}: compliant packets policed {pol}/{pk} ({pol / pk:.1e}), flows with a packet "
+              f"policed {fl}/{n * args.seeds}; the cheater forwarded at {share:.3f} R")
+    print("upper bound: share of compliant flows whose row-0 and row-1 cells are both shared as described "
+          "(random flows, the sketch's hashes)")
     rng = random.Random(1)
     for n in args.structural:
         flows = random_flows(n + 1, rng)
-        print(f"  N = {n:6d}: {structural_false_positives(flows, {flows[-1]}):.2e}")
+        print(f"  N = {n:6d}: {structural_false_positives(flows, {flows[-1]}):.1e}")
     return 0
 
 

@@ -2,8 +2,13 @@
 the same program without RCP (routing only), same traffic, same run.
 
 Frames are RCP DATA packets that the RCP build samples and stamps (its worst
-case: every RCP operation runs on every packet). Two measurements per round
-and program, on one simple_switch process:
+case: every RCP operation runs on every packet), with both of its features on
+(--features on, the default): the frames' DSCP has a weight class of its own,
+and policing runs on their port with thresholds no frame reaches, so every
+frame is classified, counted in its policing cell and stamped
+(docs/dataplane.md, "What the features cost"). --features off measures the RCP
+path alone (classes installed, no weight, no policing). Two measurements per
+round and program, on one simple_switch process:
 
 1. CPU per packet: frames offered at a paced rate both programs forward
    without loss (CPU_PPS); simple_switch's CPU seconds (all its threads, user
@@ -41,6 +46,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from p4rcp import dataplane as dp
 from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.protocol import RCP
 from p4rcp.toolchain import BUILD_JSON, BUILD_PLAIN_JSON, bmv2_build, bmv2_build_line
@@ -59,12 +65,27 @@ DEPTH_PKTS = 1024
 WARMUP_S = 0.5
 DRAIN_S = 0.2                # longer than the deep queue takes to empty at the lowest rate searched
 SWITCH_CPU, SENDER_CPU = 1, 0
+DSCP, WEIGHT_CLASS = 10, 1   # the frames' DSCP and the weight class the features map it to
+FEATURES = {"on", "off"}
 
 
 def frame() -> bytes:
-    pkt = (Ether(src="00:00:00:00:00:01", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.1.2")
+    pkt = (Ether(src="00:00:00:00:00:01", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.1.2", tos=DSCP << 2)
            / UDP(sport=40000, dport=6577) / RCP(rate_kbps=10**6, rtt_us=40_000))
     return bytes(pkt / bytes(1000 - len(pkt)))
+
+
+def configure_rcp(driver: Bmv2ThriftDriver, features: str) -> None:
+    """RCP on port 1 as the control loop sets it up; every frame is stamped (5000 kb/s, below the frames'
+    10^6). With the features on, the frames' DSCP is in a class of its own and policing runs on that cell
+    with an allowance (10^9 bytes per epoch) no frame reaches: each frame pays for its cell, never a drop."""
+    on = features == "on"
+    weight_class = WEIGHT_CLASS if on else 0
+    driver.install_weight_classes([1], {DSCP: weight_class} if on else {})
+    driver.write_rates_kbps({dp.rate_cell(1, weight_class): 5000})
+    if on:
+        driver.write_police({dp.rate_cell(1, weight_class): (10**9, 2 * 10**9)})
+    driver.wait_for_writes()
 
 
 def rx_packets(iface: str) -> int:
@@ -140,7 +161,7 @@ def loss_free_rate(sock: socket.socket, data: bytes, proc: psutil.Process, out: 
     return best if best is not None else offer(sock, data, lo, SEARCH_WINDOW_S, proc, out, DRAIN_S)
 
 
-def one_round(json_path: Path, seconds: float) -> Round:
+def one_round(json_path: Path, seconds: float, features: str) -> Round:
     with VethPairs(2, tag="bd") as veths:
         port = free_tcp_port()
         with SimpleSwitch(json_path, dict(enumerate(veths.switch_side)), port) as switch:
@@ -152,7 +173,7 @@ def one_round(json_path: Path, seconds: float) -> Round:
             driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
             driver.set_queue(1, None, DEPTH_PKTS)
             if json_path == BUILD_JSON:
-                driver.write_rates_kbps({1: 5000})      # below the frames' 10^6: every frame is stamped
+                configure_rcp(driver, features)
             driver.close()
             sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
             sock.bind((veths.host_side[0], 0))
@@ -171,6 +192,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ptf_tests.bench_dataplane")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=3.0, help="per measurement window")
+    ap.add_argument("--features", choices=sorted(FEATURES), default="on",
+                    help="weight classes and policing on the RCP program's frames (default: %(default)s)")
     args = ap.parse_args(argv)
     for path in PROGRAMS.values():
         if not path.is_file():
@@ -180,13 +203,14 @@ def main(argv=None) -> int:
         print("bench-dataplane: needs two CPUs (the switch on one, the sender on the other)", file=sys.stderr)
         return 2
     print(bmv2_build_line(bmv2_build()), flush=True)
+    print(f"RCP program's features (weight class, policing) on every frame: {args.features}", flush=True)
     affinity = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {SENDER_CPU})
     results: dict[str, list[Round]] = {name: [] for name in PROGRAMS}
     try:
         for r in range(args.rounds):
             for name, path in PROGRAMS.items():
-                res = one_round(path, args.seconds)
+                res = one_round(path, args.seconds, args.features)
                 results[name].append(res)
                 print(f"round {r + 1}: {name:5s} at {res.cpu.offered_pps:6.0f} pkt/s: {res.cpu.cpu_us_per_pkt:5.1f} us "
                       f"CPU/pkt ({res.cpu.forwarded_pps:6.0f} out); loss-free up to {res.loss_free.offered_pps:6.0f} "
@@ -199,7 +223,7 @@ def main(argv=None) -> int:
     cost = {n: statistics.median(x.cpu.cpu_us_per_pkt for x in rs) for n, rs in results.items()}
     rate = {n: statistics.median(x.loss_free.forwarded_pps for x in rs) for n, rs in results.items()}
     print(f"\n{'':22s}{'us CPU/pkt':>12s}{'pkt/s per core':>16s}{'loss-free pkt/s':>17s}   (medians of {args.rounds})")
-    for name, label in (("plain", "routing only (plain)"), ("rcp", "p4rcp (RCP on)")):
+    for name, label in (("plain", "routing only (plain)"), ("rcp", f"p4rcp (features {args.features})")):
         print(f"{label:22s}{cost[name]:12.1f}{1e6 / cost[name]:16.0f}{rate[name]:17.0f}")
     print(f"forwarding-rate ratio rcp / plain: {rate_ratio:.3f} (median of the rounds; the highest rate each forwards "
           f"losing at most {LOSS_FREE_SHARE:.1%}, RFC 2544's throughput)")
