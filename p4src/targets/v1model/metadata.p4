@@ -3,18 +3,33 @@
 
 #include "size.p4"
 
+// The flow as policing.p4 hashes it: a header, because bmv2 hashes a header's fields in place, where it
+// copies a list's or a struct's into temporary metadata fields first, for each hash. bmv2 also resets every
+// metadata field of every packet (about 600 instructions a field, RCP or not), but a header only when it is
+// made valid (setValid; it marks every header invalid per packet, a bit): this one costs only the packets
+// policing counts. (bmv2's setValid also adds the header's bytes to the packet-length register, which only
+// standard_metadata.packet_length in egress reads: this program does not. The deparser never emits it.)
+header police_key_h {
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+    bit<16>     src_port;
+    bit<16>     dst_port;
+}
+
 struct metadata_t {
     bool udp_fits_rcp;
+#ifndef WITHOUT_RCP
     // Read in ingress by weight_classifier (weights.p4) for forward RCP packets, from the cell of their
-    // (output port, weight class): the rate to stamp (0: RCP off) and the policing parameters (0: off).
-    rate_kbps_t rate;
-    bit<32> police_bytes;
-    bit<32> police_limit;
-    // The policer's working values (policing.p4).
-    police_index_t police_i0;
-    police_index_t police_i1;
-    bit<64> police_c0;
-    bit<64> police_c1;
+    // (output port, weight class): the rate to stamp (0: RCP off there) and the policing parameters (limit
+    // 0: off).
+    rate_kbps_t    rate;
+    bit<32>        police_bytes;
+    bit<32>        police_limit;
+    // The policer's working values (policing.p4): one index and one cell, for row 0 and then row 1.
+    police_key_h   police_key;
+    police_index_t police_index;
+    bit<64>        police_cell;
+#endif
 }
 
 #endif

@@ -36,58 +36,54 @@ control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metad
 
     // Row 0, every packet: the flow's row-0 bucket with this packet in it.
     action count_flow() {
-        hash(meta.police_i0, HashAlgorithm.crc32, 16w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.udp.src_port,
-                                                          hdr.udp.dst_port }, 32w65536);
-        rcp_police_row0.read(meta.police_c0, meta.police_i0);
-        meta.police_c0 = meta.police_c0 + (bit<64>) std_meta.packet_length;                  // addition 4
+        meta.police_key.setValid();
+        meta.police_key.src_addr = hdr.ipv4.src_addr;
+        meta.police_key.dst_addr = hdr.ipv4.dst_addr;
+        meta.police_key.src_port = hdr.udp.src_port;
+        meta.police_key.dst_port = hdr.udp.dst_port;
+        hash(meta.police_index, HashAlgorithm.crc32, 16w0, meta.police_key, (bit<32>) POLICE_CELLS);
+        rcp_police_row0.read(meta.police_cell, meta.police_index);
+        meta.police_cell = meta.police_cell + (bit<64>) std_meta.packet_length;               // addition 4
     }
 
     // The cell was last written in an earlier epoch: its bucket leaks the allowance, saturating at 0.
     // Adding 2^32 - allowance moves a cell of the last epoch to this one with the allowance taken out; the
     // maximum with this epoch's empty bucket saturates, and empties a cell older than the last epoch.
-    action carry_cell0() {
-        meta.police_c0 = meta.police_c0 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
-                             > POLICE_BASE + (bit<64>) std_meta.packet_length
-                         ? meta.police_c0 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
-                         : POLICE_BASE + (bit<64>) std_meta.packet_length;
+    action carry_cell() {
+        meta.police_cell = meta.police_cell + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+                               > POLICE_BASE + (bit<64>) std_meta.packet_length
+                           ? meta.police_cell + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+                           : POLICE_BASE + (bit<64>) std_meta.packet_length;
     }
 
     // Row 0 counts every packet, so a flow far above its allowance keeps its cell full; carried into a new
     // epoch, the bucket is capped at the limit, so that the cell empties again once its flows slow down.
-    action cap_cell0() {
-        meta.police_c0 = meta.police_c0[31:0] > meta.police_limit + std_meta.packet_length
-                         ? POLICE_BASE + (bit<64>) (meta.police_limit + std_meta.packet_length)
-                         : meta.police_c0;
+    action cap_cell() {
+        meta.police_cell = meta.police_cell[31:0] > meta.police_limit + std_meta.packet_length
+                           ? POLICE_BASE + (bit<64>) (meta.police_limit + std_meta.packet_length)
+                           : meta.police_cell;
     }
 
-    action write_cell0() {
-        rcp_police_row0.write(meta.police_i0, meta.police_c0);
+    action write_row0() {
+        rcp_police_row0.write(meta.police_index, meta.police_cell);
     }
 
     // Row 1, only for packets over the limit in row 0: the flow's row-1 bucket (a second hash) with this
     // packet in it.
     action meter_flow() {
-        hash(meta.police_i1, HashAlgorithm.crc16, 16w0, { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.udp.src_port,
-                                                          hdr.udp.dst_port }, 32w65536);
-        rcp_police_row1.read(meta.police_c1, meta.police_i1);
-        meta.police_c1 = meta.police_c1 + (bit<64>) std_meta.packet_length;
-    }
-
-    action carry_cell1() {
-        meta.police_c1 = meta.police_c1 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
-                             > POLICE_BASE + (bit<64>) std_meta.packet_length
-                         ? meta.police_c1 + ((64w1 << 32) - (bit<64>) meta.police_bytes)
-                         : POLICE_BASE + (bit<64>) std_meta.packet_length;
+        hash(meta.police_index, HashAlgorithm.crc16, 16w0, meta.police_key, (bit<32>) POLICE_CELLS);
+        rcp_police_row1.read(meta.police_cell, meta.police_index);
+        meta.police_cell = meta.police_cell + (bit<64>) std_meta.packet_length;
     }
 
     // Row 1 counts only the packets it lets through.
-    action write_cell1() {
-        rcp_police_row1.write(meta.police_i1, meta.police_c1);
+    action write_row1() {
+        rcp_police_row1.write(meta.police_index, meta.police_cell);
     }
 
-    // Over in both rows: drop. Row 1 keeps its bucket (moved to this epoch) without the packet.
+    // Over in both rows: drop. Row 1's cell stays as it was: the packet is not counted, and the cell is of
+    // this epoch already (a cell's first packet of an epoch fits: the allowance is at least one frame).
     action drop_flow() {
-        rcp_police_row1.write(meta.police_i1, meta.police_c1 - (bit<64>) std_meta.packet_length);
         rcp_policed.count(std_meta.egress_spec);
         mark_to_drop(std_meta);
     }
@@ -96,25 +92,25 @@ control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metad
         count_flow();
         // A compliant packet pays for one cell read and written and one condition; the branches are for
         // what is rare: a cell's first packet in an epoch (1 in 160 at 10 kpkt/s), a bucket over its limit.
-        if (meta.police_c0[63:32] != POLICE_EPOCH || meta.police_c0[31:0] > meta.police_limit) {
-            if (meta.police_c0[63:32] != POLICE_EPOCH) {
-                carry_cell0();
-                cap_cell0();
+        if (meta.police_cell[63:32] != POLICE_EPOCH || meta.police_cell[31:0] > meta.police_limit) {
+            if (meta.police_cell[63:32] != POLICE_EPOCH) {
+                carry_cell();
+                cap_cell();
             }
-            write_cell0();
-            if (meta.police_c0[31:0] > meta.police_limit) {                                  // comparison 3
+            write_row0();
+            if (meta.police_cell[31:0] > meta.police_limit) {                                // comparison 3
                 meter_flow();
-                if (meta.police_c1[63:32] != POLICE_EPOCH) {
-                    carry_cell1();
+                if (meta.police_cell[63:32] != POLICE_EPOCH) {
+                    carry_cell();
                 }
-                if (meta.police_c1[31:0] <= meta.police_limit) {                             // comparison 4
-                    write_cell1();
+                if (meta.police_cell[31:0] <= meta.police_limit) {                           // comparison 4
+                    write_row1();
                 } else {
                     drop_flow();
                 }
             }
         } else {
-            write_cell0();
+            write_row0();
         }
     }
 }
