@@ -85,11 +85,10 @@ class Policer:
         if b0 <= limit:
             return True
         b1 = self._bucket(row1.get(i1, (0, 0)), epoch, allowance, length)
-        if b1 <= limit:
+        if b1 <= limit:                                  # row 1 counts what it lets through
             row1[i1] = (epoch, b1)
             return True
-        row1[i1] = (epoch, b1 - length)                  # row 1 counts what it lets through
-        return False
+        return False                                     # and leaves its cell as it was
 
 
 # --- The false-positive measurement -------------------------------------------------------------------
