@@ -34,6 +34,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     rt.add_argument("--p4info", default=str(BUILD_P4INFO), help="default: %(default)s")
     rt.add_argument("--device-config", help="pipeline to push (bmv2: build/p4rcp.json); default: push nothing")
     rt.add_argument("--device-id", type=int, default=1)
+    rt.add_argument("--target", choices=("tna", "v1model"), default="tna",
+                    help="the program the switch runs, for its policing epoch (a Thrift side driver means v1model)")
     rt.add_argument("--registers-over", choices=("p4runtime", "thrift"), default="p4runtime",
                     help="thrift for simple_switch_grpc, whose P4Runtime server has no register access")
     ap.add_argument("--log", help="JSON-lines interval log (default: stdout)")
@@ -77,7 +79,8 @@ def make_driver(args: argparse.Namespace, switch):
     if not args.p4runtime:
         return thrift
     return P4RuntimeDriver(args.p4runtime, Path(args.p4info), args.device_config and Path(args.device_config),
-                           device_id=args.device_id, side=thrift if args.registers_over == "thrift" else None)
+                           device_id=args.device_id, side=thrift if args.registers_over == "thrift" else None,
+                           target=args.target)
 
 
 def main(argv=None) -> int:
