@@ -257,9 +257,10 @@ class Network:
                 raise RuntimeError(f"{name}: could not set initcwnd {segments} on its route: {now!r}")
 
     def bottleneck_counts(self) -> dict[str, tuple[int, int]]:
-        """Per shaped link ("s1:2"): frames routed into its queue (the switch's rcp_input) and frames the next
-        switch received from it (its ingress_packets on that link). Once the queue has drained, their
-        difference over a run is what the queue dropped."""
+        """Per shaped link ("s1:2"): frames routed into its queue (the switch's rcp_input, less what policing
+        dropped before the queue, rcp_policed) and frames the next switch received from it (its
+        ingress_packets on that link). Once the queue has drained, their difference over a run is what the
+        queue dropped."""
         drivers: dict[str, Bmv2ThriftDriver] = {}
         try:
             counts = {}
@@ -271,7 +272,8 @@ class Network:
                     if name not in drivers:
                         drivers[name] = Bmv2ThriftDriver(self.topology.switch(name).thrift_port)
                         drivers[name].connect()
-                into = drivers[sw].read_counter(dp.COUNTER_INPUT, port).packets
+                into = (drivers[sw].read_counter(dp.COUNTER_INPUT, port).packets
+                        - drivers[sw].read_counter(dp.COUNTER_POLICED, port).packets)
                 counts[f"{sw}:{port}"] = (into, drivers[peer.name].read_ingress_packets(peer_port))
             return counts
         finally:

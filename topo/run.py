@@ -156,7 +156,8 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
             "duration_s": exp.duration_s, "load": variant.load,
             "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
             "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
-            "environment": options.environment, "problems": [], "events": []}
+            "environment": options.environment, "problems": [], "events": [],
+            "rcp_weights": {str(d): w for d, w in exp.rcp_params(scheme).dscp_weights.items()}}
     monitor = counts = sampled = None
     try:
         if scheme.initcwnd is not None:
@@ -441,7 +442,7 @@ running ({scheme.name}: {scheme.describe(exp.rcp_params(scheme))}).
 Hosts: {', '.join(topology.hosts)}; receivers listening on {', '.join(receivers(exp))}. Bottleneck: {sw} port {port}.
 
   Read R (kb/s) and the counters of the bottleneck port, from this prompt:
-    sh echo 'register_read {dp.REG_RATE} {port}' | {cli}
+    sh echo 'register_read {dp.REG_RATE} {dp.rate_cell(port)}' | {cli}     (the stamp of weight class 0)
     sh echo 'counter_read {dp.COUNTER_INPUT} {port}' | {cli}
     sh echo 'register_read {dp.REG_QUEUE_DEPTH} {port}' | {cli}
   Start a flow by hand (1 MB, RCP; --cc tcp, allegro, vivace, fixed:5mbit ... as well):

@@ -61,6 +61,9 @@ def metrics(run: dict, exp) -> dict:
         m["utilisation"] = Spread.of(per_link).mean if any(u is not None for u in per_link) else None
         m["mean_queue_pkts"] = statistics.fmean(r["q_bytes"] for r in records) / topo.data_frame_bytes
         m["max_queue_pkts"] = max(r["q_bytes"] for r in records) / topo.data_frame_bytes
+        policing = [r for link in run["control"].values() for r in link if r.get("police_limit_bytes")]
+        if policing:
+            m["policed_packets"] = sum(r.get("policed_packets", 0) for link in run["control"].values() for r in link)
     if exp.long_flows and run["meta"].get("events"):
         m["to_fair_share_s"] = _times_to_fair_share(run, topo, C)
     if len({f.start_s for f in exp.long_flows}) > 1 and len(topo.bottlenecks) == 1:
@@ -255,7 +258,7 @@ def _rtt(topo, host: str) -> float:
 # A run's scalar figures, aggregated over seeds (tables.COLUMNS gives each a header), and its figures per
 # event (one value per bandwidth change or joining flow).
 SCALARS = ("load_measured", "mean_fct_s", "p50_fct_s", "p95_fct_s", "fct_ratio_ps", "mean_fct_sender_s",
-           "retransmitted_pct", "bottleneck_drops", "utilisation", "mean_queue_pkts", "max_queue_pkts",
+           "retransmitted_pct", "bottleneck_drops", "policed_packets", "utilisation", "mean_queue_pkts", "max_queue_pkts",
            "burst_peak_queue_pkts", "burst_to_full_s",
            "steady_utilisation", "steady_queue_pkts", "jain", "throughput_mbps", "rtt_ratio")
 PER_EVENT = ("to_fair_share_s", "join_rtts")

@@ -15,6 +15,7 @@ COLUMNS = [
     ("mean_fct_sender_s", "mean FCT at sender (s)", ".3f"),
     ("retransmitted_pct", "retransmitted (% of packets)", ".2f"),
     ("bottleneck_drops", "dropped at the bottleneck (packets)", ".0f"),
+    ("policed_packets", "policed (packets)", ".0f"),
     ("utilisation", "utilisation", ".2f"),
     ("mean_queue_pkts", "mean queue (pkts)", ".1f"),
     ("max_queue_pkts", "peak queue (pkts)", ".0f"),
