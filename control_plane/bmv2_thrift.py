@@ -236,7 +236,9 @@ class Bmv2ThriftDriver:
                                                 rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
                                                 queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p],
                                                 policed_bytes=counts[dp.COUNTER_POLICED, p].bytes,
-                                                policed_packets=counts[dp.COUNTER_POLICED, p].packets)
+                                                policed_packets=counts[dp.COUNTER_POLICED, p].packets,
+                                                arrivals=arrays[dp.REG_ARRIVALS][p],
+                                                departures=counts[dp.COUNTER_DEPARTURES, p].packets)
                                 for p in ports})
 
     def read_counter(self, name: str, index: int):
@@ -255,6 +257,13 @@ class Bmv2ThriftDriver:
         self._write_registers("write policing", [(name, cell, value) for cell, pair in params.items()
                                                  for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT),
                                                                         pair)])
+
+    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
+        """Each port's arrivals base and SYN stamps, the same way as the stamps."""
+        self._write_registers("write SYN rates", [cell for port, (base, stamps) in rates.items() for cell in
+                                                  [(dp.REG_ARRIVALS_BASE, port, base)]
+                                                  + [(dp.REG_SYN_RATE, dp.syn_cell(port, k), kbps)
+                                                     for k, kbps in enumerate(stamps, start=1)]])
 
     def _write_registers(self, what: str, cells: list[tuple[str, int, int]]) -> None:
         std = self._std

@@ -32,6 +32,8 @@ class PortCounters:
     queue_depth_pkts: int
     policed_bytes: int = 0       # part of the input that policing dropped (docs/dataplane.md, "Policing")
     policed_packets: int = 0
+    arrivals: int = 0            # SYNs to the port (32-bit register, wraps)
+    departures: int = 0          # DATA packets flagged LAST to the port
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,10 @@ class Driver(Protocol):
 
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
         """Each cell's policing (allowance bytes per epoch, limit bytes); (0, 0) turns it off there."""
+
+    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
+        """Per port: (the arrivals count the interval starts from, the stamp of its k-th SYN for k = 1 ..
+        SYN_RATES in kb/s, 0: no cap)."""
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
         """weight_classifier for these (RCP) ports: every DSCP to its class's cell, class 0 where unmapped."""

@@ -17,7 +17,7 @@ from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
 from control_plane.policing import police_allowance, police_limit
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_rate, stamp_rate
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rate, stamp_rate
 from p4rcp import dataplane as dp
 from p4rcp.protocol import RCP_MIN_RATE_KBPS
 from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch, SwitchPort
@@ -54,6 +54,9 @@ class RcpParams:
     police_margin: float = 0.02
     police_slack_s: float = 0.010     # the hosts catch a late timer up by up to 10 ms of their rate
     police_burst_packets: float = 2.0
+    # The flow-count feedforward (docs/control_plane.md, "Sudden load"): R scaled by N / (N + arrivals -
+    # departures) every interval, and the k-th SYN of an interval stamped with the rate that fits it.
+    feedforward: bool = False
 
     def __post_init__(self):
         for f in fields(self):
@@ -71,6 +74,8 @@ class RcpParams:
                              "0 <= first_jitter < 1")
         if self.d0_estimator not in D0_ESTIMATORS:
             raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
+        if not isinstance(self.feedforward, bool):
+            raise ValueError(f"RCP parameter feedforward must be true or false, got {self.feedforward!r}")
         if not isinstance(self.police, bool) or self.police_margin < 0 or self.police_slack_s < 0 \
                 or self.police_burst_packets < 0:
             raise ValueError("RCP parameters need police true or false, police_margin, police_slack_s and "
@@ -153,6 +158,7 @@ class PortState:
     last: PortCounters | None = None
     last_time: float = 0.0
     last_rtt_s: float | None = None  # the last interval's mean RTT sample (ns-2 reuses it in an interval without)
+    syn_rates_bps: list[float] = field(default_factory=list)   # feedforward: the stamps of the interval's SYNs
     # (time, R) of the intervals policing looks back on: the largest R of the last epoch plus d0
     R_history: deque = field(default_factory=deque)
 
@@ -234,6 +240,8 @@ class ControlLoop:
         self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
         self.driver.write_rates_kbps(self._stamps(self.ports.values()))
         self.driver.write_police(self._police(self.ports.values()))
+        # No SYN cap until the feedforward's first interval (and none without it): R stamps SYNs too.
+        self.driver.write_syn_rates({ps.port: (0, [0] * dp.SYN_RATES) for ps in self.ports.values()})
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline
         self.connected = True
@@ -283,6 +291,9 @@ class ControlLoop:
             self.driver.write_rates_kbps(self._stamps(updated))
             if self.params.police:
                 self.driver.write_police(self._police(updated))
+            if self.params.feedforward:
+                self.driver.write_syn_rates({ps.port: (ps.last.arrivals, [_kbps(r) for r in ps.syn_rates_bps])
+                                             for ps in updated})
         timing = {"loop_s": self.clock() - started, "read_s": read_s, "answer_s": read.at - started,
                   "late_s": None if deadline is None else started - deadline}
         for record in records:
@@ -318,8 +329,17 @@ class ControlLoop:
         if d_rtt_count > 0 or (p.d0_estimator == "ns2" and ps.last_rtt_s is not None):
             ps.d0_s = p.next_d0(ps.d0_s, ps.last_rtt_s, elapsed, ps.R_bps, ps.C_bps)
         q = c.queue_depth_pkts * p.queue_packet_bytes * 8
-        ps.R_bps = rcp_rate(ps.R_bps, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,
-                            gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps, w_min=min(self.class_weights))
+        w_min = min(self.class_weights)
+        R_prev = ps.R_bps
+        ps.R_bps = rcp_rate(R_prev, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,
+                            gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps, w_min=w_min)
+        arrivals = counter_delta(c.arrivals, ps.last.arrivals, dp.ARRIVALS_BITS)
+        departures = counter_delta(c.departures, ps.last.departures, d.counter_bits)
+        if p.feedforward:
+            ps.R_bps = rcp_feedforward(ps.R_bps, R_prev, ps.C_bps, arrivals, departures, gamma=p.gamma,
+                                       R_min=p.R_min_bps, w_min=w_min)
+            ps.syn_rates_bps = [rcp_syn_rate(ps.R_bps, ps.C_bps, y, k, gamma=p.gamma)
+                                for k in range(1, dp.SYN_RATES + 1)]
         ps.last, ps.last_time = c, now
         if p.police:
             # the senders follow the R they heard up to one RTT ago: keep one epoch plus d0 of it
@@ -334,6 +354,8 @@ class ControlLoop:
                 "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes,
                 "stamps_bps": self.stamps_bps(ps),
                 "policed_packets": d_policed_packets, "policed_bytes": d_policed_bytes,
+                "arrivals": arrivals, "departures": departures,
+                "syn_rates_bps": ps.syn_rates_bps if p.feedforward else None,
                 "police_allowance_bytes": None if police is None else [a for a, _ in police],
                 "police_limit_bytes": None if police is None else [limit for _, limit in police]}
 

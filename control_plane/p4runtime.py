@@ -73,6 +73,14 @@ def police_entries(params: dict[int, tuple[int, int]]) -> list[fy.P4RegisterEntr
             for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT), pair)]
 
 
+def syn_rate_entries(rates: dict[int, tuple[int, list[int]]]) -> list[fy.P4RegisterEntry]:
+    """Each port's arrivals base and the stamps of the k-th SYN of the interval."""
+    return [entry for port, (base, stamps) in sorted(rates.items()) for entry in
+            [fy.P4RegisterEntry(dp.REG_ARRIVALS_BASE, index=port, data=base)]
+            + [fy.P4RegisterEntry(dp.REG_SYN_RATE, index=dp.syn_cell(port, k), data=kbps)
+               for k, kbps in enumerate(stamps, start=1)]]
+
+
 def weight_class_entries(ports: list[int], classes: dict[int, int]) -> list[fy.P4TableEntry]:
     """weight_classifier: every DSCP of every port to the cell of its class (0 where the DSCP has none)."""
     return [fy.P4TableEntry(dp.TABLE_WEIGHT_CLASSIFIER,
@@ -106,7 +114,9 @@ def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], por
                             rtt_sum_us=cells[dp.REG_RTT_SUM, p], rtt_count=cells[dp.COUNTER_RTT_COUNT, p].packet_count,
                             queue_depth_pkts=cells[dp.REG_QUEUE_DEPTH, p],
                             policed_bytes=cells[dp.COUNTER_POLICED, p].byte_count,
-                            policed_packets=cells[dp.COUNTER_POLICED, p].packet_count)
+                            policed_packets=cells[dp.COUNTER_POLICED, p].packet_count,
+                            arrivals=cells[dp.REG_ARRIVALS, p],
+                            departures=cells[dp.COUNTER_DEPARTURES, p].packet_count)
             for p in ports}
 
 
@@ -271,6 +281,11 @@ class P4RuntimeDriver:
         if self.side is not None:
             return self.side.write_police(params)
         self._call("write policing", lambda sw: sw.modify(police_entries(params)))
+
+    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
+        if self.side is not None:
+            return self.side.write_syn_rates(rates)
+        self._call("write SYN rates", lambda sw: sw.modify(syn_rate_entries(rates)))
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
         """Tables go over P4Runtime on every target (simple_switch_grpc too)."""

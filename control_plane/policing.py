@@ -19,7 +19,8 @@ def police_allowance(S_max: float, epoch_s: float, *, margin: float, frame_bytes
     """Bytes a flow may send per epoch: S_max (bit/s) over one epoch, plus the margin, at least one frame (the
     hardware targets let the first packet of an epoch into an empty bucket only if it fits the allowance)."""
     if S_max < 0 or epoch_s <= 0 or margin < 0 or frame_bytes <= 0:
-        raise ValueError(f"police_allowance needs S_max >= 0, epoch_s > 0, margin >= 0, frame_bytes > 0")
+        raise ValueError(f"police_allowance needs S_max >= 0, epoch_s > 0, margin >= 0, frame_bytes > 0 "
+                         f"(S_max={S_max}, epoch_s={epoch_s}, margin={margin}, frame_bytes={frame_bytes})")
     return max(math.ceil(S_max / 8 * epoch_s * (1 + margin)), frame_bytes)
 
 

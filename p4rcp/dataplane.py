@@ -13,8 +13,19 @@ COUNTER_RTT_COUNT = "rcp_rtt_count"      # packets that carried a valid RTT samp
 COUNTER_POLICED = "rcp_policed"          # packets and bytes to port p that policing dropped (counted in rcp_input too)
 REG_RTT_SUM = "rcp_rtt_sum"              # sum of those samples, us
 REG_QUEUE_DEPTH = "rcp_queue_depth"      # the queue (packets) the last packet to leave p left behind
-RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED)
-RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH)
+# The flow-count feedforward (docs/control_plane.md, "Sudden load"): flows arriving (SYNs, a register the
+# data plane also reads to number the SYNs of an interval) and leaving (DATA flagged LAST) per port.
+REG_ARRIVALS = "rcp_arrivals"
+COUNTER_DEPARTURES = "rcp_departures"
+RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED, COUNTER_DEPARTURES)
+RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH, REG_ARRIVALS)
+ARRIVALS_BITS = 32
+# Written each interval: rcp_arrivals_base[p] (the arrivals at its start) and rcp_syn_rate[syn_cell(p, k)],
+# the stamp of the k-th SYN of the interval (0: no cap).
+REG_ARRIVALS_BASE = "rcp_arrivals_base"
+REG_SYN_RATE = "rcp_syn_rate"
+SYN_RATE_BITS = 3
+SYN_RATES = 1 << SYN_RATE_BITS
 COUNTER_BITS = 64          # counter externs: 64-bit on bmv2 and in P4Runtime's CounterData
 RTT_SUM_BITS = 32          # the RTT-sum register on every target; deltas are taken modulo 2^32
 NUM_PORTS = 512
@@ -50,6 +61,13 @@ def rate_cell(port: int, weight_class: int = 0) -> int:
 
 
 RATE_CELLS = NUM_PORTS << WEIGHT_CLASS_BITS
+
+
+def syn_cell(port: int, k: int) -> int:
+    """The cell of REG_SYN_RATE for the k-th SYN (k = 1 .. SYN_RATES) of an interval on port."""
+    if not 1 <= k <= SYN_RATES or not 0 <= port < NUM_PORTS:
+        raise ValueError(f"no SYN-rate cell for port {port}, SYN {k}")
+    return port << SYN_RATE_BITS | (k - 1)
 UNCLASSIFIED_CELL = rate_cell(DROP_PORT)
 
 # Policing (docs/dataplane.md, "Policing"): per cell, the bytes a flow may send per epoch (its bucket

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
-import json
 import os
 import re
 import subprocess

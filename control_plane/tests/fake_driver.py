@@ -16,6 +16,8 @@ class FakeDriver:
         self.rate_writes: list[dict[int, int]] = []
         self.police: dict[int, tuple[int, int]] = {}
         self.police_writes: list[dict[int, tuple[int, int]]] = []
+        self.syn_rates: dict[int, tuple[int, list[int]]] = {}   # by port: (arrivals base, SYN stamps)
+        self.syn_rate_writes: list[dict[int, tuple[int, list[int]]]] = []
         self.weight_classes: dict[tuple[int, int], int] = {}     # (port, DSCP) -> cell
         self.routes = []
         self.queues = {}
@@ -25,16 +27,19 @@ class FakeDriver:
         # switch answers (the round trip, the switch's thread waking), then decoding the answer.
         self.answer_s = self.decode_s = 0.0
 
-    def add(self, port, nbytes=0, packets=0, rtt_us=0, samples=0, qdepth=None, policed_bytes=0, policed_packets=0):
+    def add(self, port, nbytes=0, packets=0, rtt_us=0, samples=0, qdepth=None, policed_bytes=0, policed_packets=0,
+            arrivals=0, departures=0):
         """Traffic crossed the port (policed_*: the part of it policing dropped, counted in nbytes and packets
-        too, as the data plane counts them); counts wrap at their widths as the data plane's would."""
+        too, as the data plane counts them; arrivals: SYNs, departures: DATA flagged LAST); counts wrap at
+        their widths as the data plane's would."""
         c = self.counters[port]
         wrap, wrap_sum = (1 << self.counter_bits) - 1, (1 << self.rtt_sum_bits) - 1
         self.counters[port] = PortCounters((c.input_bytes + nbytes) & wrap, (c.input_packets + packets) & wrap,
                                            (c.rtt_sum_us + rtt_us) & wrap_sum, (c.rtt_count + samples) & wrap,
                                            c.queue_depth_pkts if qdepth is None else qdepth,
                                            (c.policed_bytes + policed_bytes) & wrap,
-                                           (c.policed_packets + policed_packets) & wrap)
+                                           (c.policed_packets + policed_packets) & wrap,
+                                           (c.arrivals + arrivals) & 0xFFFFFFFF, (c.departures + departures) & wrap)
 
     def rate(self, port, weight_class=0):
         """The stamp written for (port, class), kb/s."""
@@ -44,6 +49,7 @@ class FakeDriver:
         """The switch process restarted: state lost."""
         self.counters = {p: ZERO for p in self.counters}
         self.rates, self.routes, self.queues, self.police, self.weight_classes = {}, [], {}, {}, {}
+        self.syn_rates = {}
 
     def _check(self):
         if not self.up:
@@ -77,6 +83,11 @@ class FakeDriver:
         self._check()
         self.police.update(params)
         self.police_writes.append(dict(params))
+
+    def write_syn_rates(self, rates):
+        self._check()
+        self.syn_rates.update(rates)
+        self.syn_rate_writes.append(dict(rates))
 
     def install_weight_classes(self, ports, classes):
         self._check()

@@ -318,3 +318,36 @@ def test_the_schedule_starts_at_a_random_phase_within_two_periods():
 def test_unknown_d0_estimator_is_refused():
     with pytest.raises(ValueError, match="d0_estimator must be one of ewma, ns2"):
         RcpParams(d0_estimator="kalman")
+
+
+def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their_syns():
+    from p4rcp import dataplane as dp
+    from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rate
+    params = RcpParams(queue_packet_bytes=1000, feedforward=True)
+    loop, driver, clock, _ = make_loop(params)
+    assert driver.syn_rates[PORT] == (0, [0] * dp.SYN_RATES), "no SYN cap before the first interval"
+    loop.step()
+    R0 = loop.ports[PORT].R_bps
+    y_bytes = int(C / 8 * 0.01)
+    driver.add(PORT, nbytes=y_bytes, packets=y_bytes // 1000, arrivals=2, departures=0)
+    clock.t += 0.01
+    [rec] = loop.step()
+    law = rcp_rate(R0, 0.01, 0.1, C, rec["y_bps"], 0, alpha=0.4, beta=0.4, R_min=params.R_min_bps)
+    assert rec["R_bps"] == pytest.approx(rcp_feedforward(law, R0, C, 2, 0, R_min=params.R_min_bps))
+    assert (rec["arrivals"], rec["departures"]) == (2, 0)
+    base, stamps = driver.syn_rates[PORT]
+    assert base == 2, "the next interval counts its SYNs from the arrivals read"
+    assert stamps == [round(rcp_syn_rate(rec["R_bps"], C, rec["y_bps"], k) / 1000) for k in range(1, dp.SYN_RATES + 1)]
+    assert stamps == sorted(stamps, reverse=True)
+
+
+def test_without_the_feedforward_arrivals_are_counted_and_nothing_else():
+    loop, driver, clock, _ = make_loop()
+    loop.step()
+    R0 = loop.ports[PORT].R_bps
+    driver.add(PORT, arrivals=5, departures=3)
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert (rec["arrivals"], rec["departures"], rec["syn_rates_bps"]) == (5, 3, None)
+    assert driver.syn_rate_writes == [driver.syn_rate_writes[0]], "written at resync only"
+    assert rec["R_bps"] > R0

@@ -84,11 +84,13 @@ def test_port_counters_from_the_cells_read(schema):
     cells += [_counter_cell(schema, dp.COUNTER_INPUT, p, 2**62 + p, 10 * p) for p in (1, 2, 3)]
     cells += [_counter_cell(schema, dp.COUNTER_RTT_COUNT, p, 1000 * p, 4 * p) for p in (1, 2, 3)]
     cells += [_counter_cell(schema, dp.COUNTER_POLICED, p, 100 * p, p) for p in (1, 2, 3)]
+    cells += [_register_cell(schema, dp.REG_ARRIVALS, p, 7 * p) for p in (1, 2, 3)]
+    cells += [_counter_cell(schema, dp.COUNTER_DEPARTURES, p, 0, 5 * p) for p in (1, 2, 3)]
     assert pr.port_counters(cells, [1, 3]) == {
         1: PortCounters(input_bytes=2**62 + 1, input_packets=10, rtt_sum_us=2**32 - 1, rtt_count=4,
-                        queue_depth_pkts=1, policed_bytes=100, policed_packets=1),
+                        queue_depth_pkts=1, policed_bytes=100, policed_packets=1, arrivals=7, departures=5),
         3: PortCounters(input_bytes=2**62 + 3, input_packets=30, rtt_sum_us=2**32 - 3, rtt_count=12,
-                        queue_depth_pkts=3, policed_bytes=300, policed_packets=3)}
+                        queue_depth_pkts=3, policed_bytes=300, policed_packets=3, arrivals=21, departures=15)}
 
 
 def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
@@ -100,6 +102,14 @@ def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
     msgs = [e.encode(schema).register_entry for e in pr.police_entries({cell: (3000, 9000)})]
     assert [(m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs] == [
         (schema.registers[dp.REG_POLICE_BYTES].id, cell, 3000), (schema.registers[dp.REG_POLICE_LIMIT].id, cell, 9000)]
+
+
+def test_syn_rates_are_the_ports_arrivals_base_and_its_k_th_syns_stamps(schema):
+    msgs = [e.encode(schema).register_entry for e in pr.syn_rate_entries({2: (41, [900, 800, 0, 0, 0, 0, 0, 700])})]
+    values = [(m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs]
+    syn = schema.registers[dp.REG_SYN_RATE].id
+    assert values[0] == (schema.registers[dp.REG_ARRIVALS_BASE].id, 2, 41)
+    assert values[1:3] == [(syn, 2 * 8, 900), (syn, 2 * 8 + 1, 800)] and values[-1] == (syn, 2 * 8 + 7, 700)
 
 
 def test_weight_classes_map_every_dscp_of_every_port_to_its_cell(schema):

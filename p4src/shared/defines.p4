@@ -29,6 +29,8 @@ const bit<4> RCP_TYPE_FINACK = 5;
 // packet, stamped and RTT-sampled like DATA; the receiver answers REFACK, which routers leave alone.
 const bit<4> RCP_TYPE_REF    = 6;
 const bit<4> RCP_TYPE_REFACK = 7;
+// flags: set on the first transmission of a flow's last DATA packet, by which routers count departures.
+const bit<8> RCP_FLAG_LAST = 0x01;
 
 // An RTT sample is valid when 0 < rtt_us <= RCP_MAX_RTT_US. Larger values are
 // stale or bogus estimates that would drag the router's average RTT d0.

@@ -3,7 +3,8 @@
 Port i of the switch leads to subnet 10.0.i.0/24 (next hop MAC HOST_MAC[i]).
 Every test starts with RCP set up on every port as the control loop leaves it
 (weight_classifier entries for every DSCP, all in class 0) but with no stamp
-(R = 0) and no policing, and the policing sketch empty; tearDown puts it back.
+(R = 0), no policing, no SYN stamps, the policing sketch and the arrivals empty; tearDown puts it
+back.
 Counters are monotonic, so tests assert deltas between snapshots, on every port
 (and on the drop port's cell, which nothing may count into).
 """
@@ -20,7 +21,7 @@ from scapy.packet import Raw
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from p4rcp import dataplane as dp
 from p4rcp.police import Flow
-from p4rcp.protocol import DATA, RCP, RCP_UDP_PORT
+from p4rcp.protocol import DATA, FLAG_LAST, RCP, RCP_UDP_PORT, SYN
 from p4rcp.topology import Route
 
 PORTS = (0, 1, 2, 3)
@@ -31,7 +32,8 @@ DROP_PORT = 511
 # The monotonic counts, by what they count: (counter extern, field) or register.
 INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT = "input bytes", "input packets", "RTT sum", "RTT count"
 POLICED_BYTES, POLICED_PACKETS = "policed bytes", "policed packets"
-COUNTS = (INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT, POLICED_BYTES, POLICED_PACKETS)
+ARRIVALS, DEPARTURES = "arrivals", "departures"
+COUNTS = (INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT, POLICED_BYTES, POLICED_PACKETS, ARRIVALS, DEPARTURES)
 
 
 def host_ip(port, n=2):
@@ -68,6 +70,18 @@ def routed(pkt, out_port, **rcp_fields):
     return Ether(bytes(exp))
 
 
+def flow_counts(pkt, out_port, copies=1):
+    """The feedforward's counts a forwarded packet moves: a SYN is an arrival, DATA flagged LAST a
+    departure."""
+    if RCP not in pkt:
+        return {}
+    if pkt[RCP].type == SYN:
+        return {(ARRIVALS, out_port): copies}
+    if pkt[RCP].type == DATA and pkt[RCP].flags & FLAG_LAST:
+        return {(DEPARTURES, out_port): copies}
+    return {}
+
+
 def flow_of(pkt) -> Flow:
     """The policing flow (UDP 5-tuple) of a packet."""
     return Flow(pkt[IP].src, pkt[IP].dst, pkt[UDP].sport, pkt[UDP].dport)
@@ -93,7 +107,8 @@ class RcpTest(BaseTest):
         self.set_weight_classes({})
         self.switch.write_rates_kbps({dp.rate_cell(p, k): 0 for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
         self.switch.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
-        for row in dp.REG_POLICE_ROWS:
+        self.switch.write_syn_rates({p: (0, [0] * dp.SYN_RATES) for p in PORTS})
+        for row in (*dp.REG_POLICE_ROWS, dp.REG_ARRIVALS):
             self.switch.reset_register(row)     # (after the writes: the switch has applied them)
 
     # One helper per table and register the control plane writes.
@@ -113,6 +128,12 @@ class RcpTest(BaseTest):
         self.switch.write_police({dp.rate_cell(port, weight_class): (allowance, limit)})
         self.switch.wait_for_writes()
 
+    def set_syn_rates(self, port, base, stamps_kbps):
+        """rcp_arrivals_base and rcp_syn_rate of a port (the stamps of the 1st .. SYN_RATES-th SYN counted
+        from base), applied when this returns."""
+        self.switch.write_syn_rates({port: (base, list(stamps_kbps))})
+        self.switch.wait_for_writes()
+
     def police_cell(self, row, index):
         """A sketch cell as (epoch, bytes)."""
         value = self.switch.read_register_cell(dp.REG_POLICE_ROWS[row], index) % (1 << 64)
@@ -124,12 +145,15 @@ class RcpTest(BaseTest):
         inputs = {p: self.switch.read_counter(dp.COUNTER_INPUT, p) for p in cells}
         policed = {p: self.switch.read_counter(dp.COUNTER_POLICED, p) for p in cells}
         rtt_sum = self.switch.read_register(dp.REG_RTT_SUM)
+        arrivals = self.switch.read_register(dp.REG_ARRIVALS)
         return {INPUT_BYTES: {p: inputs[p].bytes for p in cells},
                 INPUT_PACKETS: {p: inputs[p].packets for p in cells},
                 RTT_SUM: {p: rtt_sum[p] for p in cells},
                 RTT_COUNT: {p: self.switch.read_counter(dp.COUNTER_RTT_COUNT, p).packets for p in cells},
                 POLICED_BYTES: {p: policed[p].bytes for p in cells},
                 POLICED_PACKETS: {p: policed[p].packets for p in cells},
+                ARRIVALS: {p: arrivals[p] for p in cells},
+                DEPARTURES: {p: self.switch.read_counter(dp.COUNTER_DEPARTURES, p).packets for p in cells},
                 dp.REG_QUEUE_DEPTH: self.switch.read_register(dp.REG_QUEUE_DEPTH),
                 dp.REG_RATE: self.switch.read_register(dp.REG_RATE)}
 
@@ -155,7 +179,7 @@ class RcpTest(BaseTest):
         self.send(0, pkt)
         testutils.verify_packet(self, expected_pkt, out_port)
         testutils.verify_no_other_packets(self)
-        deltas = {(INPUT_BYTES, out_port): len(pkt)}
+        deltas = {(INPUT_BYTES, out_port): len(pkt), **flow_counts(pkt, out_port)}
         if rtt_us is not None:
             deltas[(RTT_SUM, out_port)] = rtt_us
             deltas[(RTT_COUNT, out_port)] = 1

@@ -9,8 +9,8 @@ import time
 
 from ptf import testutils
 
-from base import (INPUT_BYTES, INPUT_PACKETS, POLICED_BYTES, POLICED_PACKETS, RTT_COUNT, RTT_SUM, RcpTest, flow_of,
-                  host_ip, rcp_packet, routed, udp_packet)
+from base import (INPUT_BYTES, INPUT_PACKETS, POLICED_BYTES, POLICED_PACKETS, RTT_COUNT, RTT_SUM, RcpTest, flow_counts,
+                  flow_of, host_ip, rcp_packet, routed, udp_packet)
 from p4rcp import dataplane as dp
 from p4rcp.police import Flow, row_indices
 from p4rcp.protocol import ACK, FIN, REF, SYN
@@ -98,6 +98,8 @@ class PolicingTest(RcpTest):
                 testutils.verify_packet(self, routed(pkt, 2), 2)
             for key, value in (((INPUT_BYTES, 2), n * len(pkt)), ((INPUT_PACKETS, 2), n),
                                ((POLICED_BYTES, 2), (n - forwarded) * len(pkt)), ((POLICED_PACKETS, 2), n - forwarded)):
+                deltas[key] = deltas.get(key, 0) + value
+            for key, value in flow_counts(pkt, 2, forwarded).items():
                 deltas[key] = deltas.get(key, 0) + value
             if not sampled or sampled[0]:
                 deltas[(RTT_SUM, 2)] = deltas.get((RTT_SUM, 2), 0) + forwarded * RTT

@@ -31,19 +31,43 @@
 // Addition 1: packets and bytes routed to port p, counted on arrival.
 @name(".rcp_input") counter<PortId_t>(NUM_PORTS, CounterType.packets_and_bytes) rcp_input;
 
-control Rcp(inout headers_t hdr, in metadata_t meta, in standard_metadata_t std_meta) {
+control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t std_meta) {
     @name(".rcp_rtt_sum")     register<bit<32>, PortId_t>(NUM_PORTS) rcp_rtt_sum;
     @name(".rcp_rtt_count")   counter<PortId_t>(NUM_PORTS, CounterType.packets) rcp_rtt_count;
     // The queue (packets, deq_qdepth's 19 bits) the last packet to leave p left behind: 0 once p has
     // drained, however long it then stays quiet (the depth a packet saw on *enqueue* lagged the queue by
     // a queueing delay and stayed at the last arrival's value while the port idled).
     @name(".rcp_queue_depth") register<bit<19>, PortId_t>(NUM_PORTS) rcp_queue_depth;
+    // The flow-count feedforward (docs/control_plane.md, "Sudden load"): new flows (SYNs) and departures
+    // (DATA flagged LAST) per port, for the control plane to scale R by N / (N + arrivals - departures); and
+    // the k-th SYN of an interval stamped with the rate that fits it, rcp_syn_rate[(p << 3) | (k - 1)],
+    // k counted from rcp_arrivals_base, which the control plane sets to rcp_arrivals at each interval.
+    // A SYN rate of 0 (feedforward off) caps nothing.
+    @name(".rcp_arrivals")      register<bit<32>, PortId_t>(NUM_PORTS) rcp_arrivals;
+    @name(".rcp_arrivals_base") register<bit<32>, PortId_t>(NUM_PORTS) rcp_arrivals_base;
+    @name(".rcp_syn_rate")      register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS) rcp_syn_rate;
+    @name(".rcp_departures")    counter<PortId_t>(NUM_PORTS, CounterType.packets) rcp_departures;
 
     apply {
         PortId_t p = std_meta.egress_port;
         rcp_queue_depth.write(p, std_meta.deq_qdepth);
         // Valid only on forward RCP packets (DATA, SYN, REF): parser.p4 extracts no other RCP header.
         if (hdr.rcp.isValid()) {
+            if (hdr.rcp.type == RCP_TYPE_SYN) {
+                bit<32> arrivals;
+                rcp_arrivals.read(arrivals, p);
+                arrivals = arrivals + 1;                                                // an addition per SYN
+                rcp_arrivals.write(p, arrivals);
+                bit<32> base;
+                rcp_arrivals_base.read(base, p);
+                bit<32> k = arrivals - base - 1;                                        // 0 for the interval's first
+                if (k >= SYN_RATES) { k = SYN_RATES - 1; }
+                rate_kbps_t syn_rate;
+                rcp_syn_rate.read(syn_rate, p ++ k[SYN_RATE_BITS - 1:0]);
+                if (syn_rate != 0 && syn_rate < meta.rate) { meta.rate = syn_rate; }
+            } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
+                rcp_departures.count(p);
+            }
             if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {             // comparison 1
                 bit<32> rtt_sum;
                 rcp_rtt_sum.read(rtt_sum, p);
