@@ -63,7 +63,10 @@ class Scheme:
             return f"kernel TCP, congestion control {algo}, {window}"
         p = rcp_params
         routers = (f"routers alpha {p.alpha:g}, beta {p.beta:g}, gamma {p.gamma:g}, "
-                   f"q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0)")
+                   f"q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0), d0 by {p.d0_estimator}"
+                   + (", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + a - l))"
+                      if p.feedforward else "")
+                   + (", policing" if p.police else ""))
         return f"{self.cc} senders; {routers}" if self.cc == "rcp" else f"{self.cc} senders (routers stamp R, unused)"
 
 
