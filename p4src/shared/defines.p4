@@ -42,6 +42,12 @@ const rtt_us_t RCP_MAX_RTT_US = 10000000;
 #define WEIGHT_CLASS_BITS 3
 typedef bit<WEIGHT_CLASS_BITS> weight_class_t;
 
+// The flow-count feedforward (docs/control_plane.md, "Sudden load"): the k-th SYN of a control interval on
+// port p, k = 1 .. SYN_RATES, is stamped with at most cell (p << SYN_RATE_BITS) | (k - 1) of rcp_syn_rate;
+// later SYNs of the interval take the last cell.
+#define SYN_RATE_BITS 3
+#define SYN_RATES 8
+
 // Policing (docs/dataplane.md, "Policing"): a count-min sketch of two rows of POLICE_CELLS cells, each
 // holding (epoch, bytes) of the flows that hash there. Epochs are ticks of the data plane's own clock
 // (the targets' timestamp shifted right), so no control-plane write and no multiplication per packet.

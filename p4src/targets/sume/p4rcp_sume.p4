@@ -28,6 +28,8 @@ typedef bit<2> port_index_t;
 // One cell per (port, weight class): (port << 3) | class; cell 32 is never written (no stamp, no policing).
 typedef bit<6> rate_cell_t;
 #define UNCLASSIFIED_CELL 6w32
+// One SYN stamp per (port, k): (port << SYN_RATE_BITS) | (k - 1).
+typedef bit<5> syn_cell_t;
 // A policing epoch: 2^22 cycles of 5 ns (21 ms).
 #define POLICE_EPOCH_SHIFT 22
 
@@ -44,6 +46,19 @@ extern void rcp_rtt_count_reg_raw(in port_index_t index, in bit<32> newVal, in b
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
 extern void rcp_policed_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
                                 in bit<8> opCode, out bit<32> result);
+// The flow-count feedforward (docs/control_plane.md, "Sudden load"): SYNs (raw's result is the cell as it
+// read it, before the addition) and DATA flagged LAST per port; the base and the SYN stamps, per port and
+// per (port, k - 1), written by the control plane.
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
+extern void rcp_arrivals_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
+                                 in bit<8> opCode, out bit<32> result);
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
+extern void rcp_departures_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
+                                   in bit<8> opCode, out bit<32> result);
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
+extern void rcp_arrivals_base_reg_rw(in port_index_t index, in bit<32> newVal, in bit<8> opCode, out bit<32> result);
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(5)
+extern void rcp_syn_rate_reg_rw(in syn_cell_t index, in rate_kbps_t newVal, in bit<8> opCode, out rate_kbps_t result);
 // Every packet writes the four output queues' occupancies (32-byte words, NF0 in bits 15..0): the pipe
 // sees every queue on every arrival, so a quiet port's entry is refreshed by the other ports' packets.
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(1)
@@ -270,6 +285,19 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                 }
 
                 if (!policed) {
+                    if (hdr.rcp.type == RCP_TYPE_SYN) {
+                        bit<32> before;
+                        bit<32> base;
+                        rcp_arrivals_reg_raw(p, 0, 1, REG_ADD, before);
+                        rcp_arrivals_base_reg_rw(p, 0, REG_READ, base);
+                        bit<32> k = before - base;                                        // 0 for the first
+                        if (k >= SYN_RATES) { k = SYN_RATES - 1; }
+                        rate_kbps_t syn_rate;
+                        rcp_syn_rate_reg_rw(p ++ k[SYN_RATE_BITS - 1:0], 0, REG_READ, syn_rate);
+                        if (syn_rate != 0 && syn_rate < R) { R = syn_rate; }
+                    } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
+                        rcp_departures_reg_raw(p, 0, 1, REG_ADD, unused);
+                    }
                     if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {       // comparison 1
                         rcp_rtt_sum_reg_raw(p, 0, hdr.rcp.rtt_us, REG_ADD, unused);       // addition 2
                         rcp_rtt_count_reg_raw(p, 0, 1, REG_ADD, unused);                  // addition 3

@@ -10,6 +10,9 @@
 // One cell per (port, weight class): (port << WEIGHT_CLASS_BITS) | class.
 #define RATE_CELLS 4096
 typedef bit<12> rate_cell_t;
+// One SYN stamp per (port, k): (port << SYN_RATE_BITS) | (k - 1).
+#define SYN_RATE_CELLS 4096
+typedef bit<12> syn_cell_t;
 // One entry per (RCP port, DSCP value): 64 ports with RCP.
 #define WEIGHT_CLASSIFIER_SIZE 4096
 // The drop port's cells (port 511), never written: no stamp, no policing.

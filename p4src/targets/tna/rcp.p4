@@ -19,6 +19,25 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // The queue (cells of 80 bytes on Tofino 1) the departing packet leaves behind: 0 once p has drained.
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
 
+    // The flow-count feedforward (docs/control_plane.md, "Sudden load"), as on v1model: SYNs counted per
+    // port, the k-th SYN since the base the control plane wrote capped by its stamp, LAST DATA counted.
+    // The arrivals and the base are separate registers, each one stateful ALU, so that the control plane
+    // writes the base without touching the running count.
+    @name(".rcp_arrivals")      Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals;
+    @name(".rcp_arrivals_base") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals_base;
+    @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, 0) rcp_syn_rate;
+    @name(".rcp_departures")    Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_departures;
+
+    RegisterAction<bit<32>, PortId_t, bit<32>>(rcp_arrivals) count_arrival = {
+        void apply(inout bit<32> arrivals, out bit<32> before) { before = arrivals; arrivals = arrivals + 1; }
+    };
+    RegisterAction<bit<32>, PortId_t, bit<32>>(rcp_arrivals_base) read_arrivals_base = {
+        void apply(inout bit<32> base, out bit<32> value) { value = base; }
+    };
+    RegisterAction<rate_kbps_t, syn_cell_t, rate_kbps_t>(rcp_syn_rate) read_syn_rate = {
+        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = rate; }
+    };
+
     RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {
         void apply(inout bit<32> sum) { sum = sum + hdr.rcp.rtt_us; }                           // addition 2
     };
@@ -33,13 +52,22 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
         bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
             && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN || hdr.rcp.type == RCP_TYPE_REF);
         if (is_forward_rcp) {
+            // The stamp of the packet's (port, class) cell, read in ingress and bridged; 0 = RCP off.
+            rate_kbps_t stamp = hdr.bridged.rate;
+            if (hdr.rcp.type == RCP_TYPE_SYN) {
+                bit<32> k = count_arrival.execute(p) - read_arrivals_base.execute(p);   // 0 for the first
+                if (k >= SYN_RATES) { k = SYN_RATES - 1; }
+                rate_kbps_t syn_rate = read_syn_rate.execute(p ++ k[SYN_RATE_BITS - 1:0]);
+                if (syn_rate != 0 && syn_rate < stamp) { stamp = syn_rate; }
+            } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
+                rcp_departures.count(p);
+            }
             if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {                      // comparison 1
                 add_rtt.execute(p);
                 rcp_rtt_count.count(p);                                                             // addition 3
             }
-            // The stamp of the packet's (port, class) cell, read in ingress and bridged; 0 = RCP off.
-            if (hdr.bridged.rate != 0 && hdr.rcp.rate_kbps > hdr.bridged.rate) {                // comparison 2
-                hdr.rcp.rate_kbps = hdr.bridged.rate;
+            if (stamp != 0 && hdr.rcp.rate_kbps > stamp) {                                      // comparison 2
+                hdr.rcp.rate_kbps = stamp;
             }
         }
         hdr.bridged.setInvalid();

@@ -13,10 +13,7 @@ typedef bit<12> rate_cell_t;
 // The cell of packets weight_classifier did not classify: the drop port's, never written (R = 0: no stamp;
 // policing off).
 #define UNCLASSIFIED_CELL 4088
-// The flow-count feedforward (rcp.p4): a stamp for the k-th SYN of an interval, k = 1 .. SYN_RATES, in cell
-// (port << SYN_RATE_BITS) | (k - 1); later SYNs of the interval take the last.
-#define SYN_RATE_BITS 3
-#define SYN_RATES 8
+// One SYN stamp per (port, k): (port << SYN_RATE_BITS) | (k - 1).
 #define SYN_RATE_CELLS 4096
 typedef bit<12> syn_cell_t;
 // A policing epoch is 2^14 us of ingress_global_timestamp (16.384 ms; p4rcp/dataplane.py).
