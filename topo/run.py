@@ -69,6 +69,16 @@ class HostProcess:
                 "capture": "capture"}[self.kind]
         return f"{what} {self.host}" + (f" (flow {self.flow_id})" if self.flow_id is not None else "")
 
+    def ending(self) -> str:
+        """How it ended, in words: its exit status, or the signal that killed it."""
+        status = self.exit_status
+        if status is not None and status < 0:
+            try:
+                return f"was killed by {signal.Signals(-status).name}"
+            except ValueError:
+                return f"was killed by signal {-status}"
+        return f"exited with status {status}"
+
     def measure_cpu(self) -> None:
         """CPU of the program and its children over its life so far, in % of one core (a busy-waiting
         sender: 100); the last measure stands once it has exited."""
@@ -115,12 +125,12 @@ def host_problems(processes: list[HostProcess], out: RunDir, exp: Experiment, se
     problems = []
     for p in processes:
         if p.kind == "receiver" and p.exit_status is not None:
-            problems.append(f"{p.describe()} exited during the run (status {p.exit_status}): {last_line(p.stderr)}")
+            problems.append(f"{p.describe()} {p.ending()} during the run: {last_line(p.stderr)}")
         elif p.kind == "poisson":
             planned = traffic_plan(p.stderr)
             recorded = len(read_jsonl(out.flows(p.host)))
             if p.exit_status not in (None, 0):
-                problems.append(f"{p.describe()} exited with status {p.exit_status}: {last_line(p.stderr)}")
+                problems.append(f"{p.describe()} {p.ending()}: {last_line(p.stderr)}")
             elif planned is None:
                 problems.append(f"{p.describe()} never said what it planned: {last_line(p.stderr)}")
             elif recorded < planned:
@@ -133,7 +143,7 @@ def host_problems(processes: list[HostProcess], out: RunDir, exp: Experiment, se
         if not records or not records[-1].get("completed"):
             why = records[-1].get("error", "not completed") if records else "no record"
             sender = senders.get(flow_id)
-            printed = f"; {sender.describe()} printed: {last_line(sender.stderr)}" \
+            printed = f"; {sender.describe()} {sender.ending()}, its last words: {last_line(sender.stderr)}" \
                 if sender is not None and sender.exit_status not in (None, 0) else ""
             problems.append(f"long flow {flow.sender}->{flow.receiver} (id {flow_id}) did not complete: {why}"
                             f"{printed}")
@@ -261,8 +271,7 @@ def external_records(processes: list[HostProcess], scheme, topology, out: RunDir
     for p in processes:
         if p.kind != "long":
             continue
-        failed = (f"exited with status {p.exit_status}: {last_line(p.stderr)}"
-                  if p.exit_status not in (None, 0) else None)
+        failed = f"{p.ending()}: {last_line(p.stderr)}" if p.exit_status not in (None, 0) else None
         external.write_records(out.capture(p.flow_id), flow_id=p.flow_id, scheme=scheme,
                                start_unix_s=p.started_unix_s, sender_failed=failed, flows=out.flows(p.host),
                                trace=out.trace(p.host), receiver_ip=topology.hosts[p.launch.receiver].ip)

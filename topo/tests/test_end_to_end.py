@@ -6,7 +6,11 @@ The bounds are the issue's: R within 15% of C/2, utilisation >= 0.85. With the c
 0.97-0.99 and a mean queue of 0.4-2 packets (docs/control_plane.md, "Gains").
 """
 
+import os
+import signal
 import statistics
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -78,3 +82,43 @@ def test_an_external_scheme_runs_and_p4rcp_measures_its_goodput(tmp_path):
     samples = [s["goodput_kbps"] for s in read_jsonl(run_dir / "trace_h1.jsonl") if 2.0 <= s["t_s"] <= 7.0]
     assert statistics.fmean(samples) == pytest.approx(4000, rel=0.1)
     assert set(meta["external_cpu_pct"]) == {"h1 (flow 1000)"}
+
+
+def _kill_sender_when_it_runs(flows_path: Path, after_s: float, stop: threading.Event, killed: list):
+    """SIGKILL the p4rcp-host sender that writes flows_path, after_s after it appears (the hosts share this
+    machine's PID namespace: Mininet separates networks only)."""
+    deadline = time.monotonic() + 60
+    while not stop.is_set() and time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if b"send" in argv and str(flows_path).encode() in argv:
+                if stop.wait(after_s):
+                    return
+                os.kill(int(proc.name), signal.SIGKILL)
+                killed.append(int(proc.name))
+                return
+        time.sleep(0.05)
+
+
+def test_a_killed_sender_voids_the_run_and_says_which(tmp_path):
+    """A sender that dies mid-run (issue 31): the run is void, and the problem names the flow and the host."""
+    require_toolchain("simple_switch")
+    exp = load_experiment(Path(__file__).with_name("e2e.toml"))
+    [variant] = exp.variants()
+    out = RunDir(tmp_path / "run")
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_sender_when_it_runs, args=(out.flows("h2"), 3.0, stop, killed))
+    killer.start()
+    try:
+        meta = run_scheme(exp, variant, "rcp", out)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the h2 sender never appeared"
+    assert not meta["valid"]
+    [problem] = [p for p in meta["problems"] if "h2->r2" in p]
+    assert "did not complete" in problem and "killed by SIGKILL" in problem, meta["problems"]
+    assert not any("h1->r1" in p for p in meta["problems"]), meta["problems"]
