@@ -234,19 +234,32 @@ def _times_to_fair_share(run: dict, topo, C_bps: float) -> list[float | None]:
 
 
 def _join_times(run: dict, topo, C_bps: float) -> list[float | None]:
-    """Per long flow that joins others (in start order), in its own RTTs: from its first SYN until its goodput
-    (averaged over 0.1 s) stays within 20% of its new fair share, the capacity's payload rate over the flows then
-    running, for 0.5 s; None if that did not happen before the next flow joined or the first one ended."""
+    """Per join, in RTTs: from the first SYN of the flows that join together until every one of them holds its
+    new fair share (goodput averaged over 0.1 s within 20% of the capacity's payload rate over the flows then
+    running, for 0.5 s); None if that did not happen before the next join or the first flow's end. Flows whose
+    SYNs leave within one RTT of each other join together (the talk's flash crowd: the offered load doubling
+    within an RTT is one event, not several); the flows of the first start are not a join."""
     flows = sorted(run["flows"], key=lambda f: f["start_unix_s"])
     ends = [f["start_unix_s"] + (f.get("fct_s") or math.inf) for f in flows]
     payload = topo.payload_bps(C_bps) / 1e3      # kb/s of application bytes
-    times = []
-    for k, f in enumerate(flows[1:], start=2):
-        until = min([g["start_unix_s"] for g in flows[k:]] + ends)
-        samples = run["rates"].get(f"{f['host']}/{f['flow_id']}", [])
-        t = time_to_share(samples, f["start_unix_s"], payload / k, until_s=until, window_s=0.1, hold_s=0.5) \
-            if samples else None
-        times.append(None if t is None else t / _rtt(topo, f["host"]))
+    groups: list[list[dict]] = []
+    for f in flows:
+        if groups and f["start_unix_s"] - groups[-1][0]["start_unix_s"] <= _rtt(topo, groups[-1][0]["host"]):
+            groups[-1].append(f)
+        else:
+            groups.append([f])
+    times, running = [], len(groups[0]) if groups else 0
+    for k, group in enumerate(groups[1:], start=1):
+        running += len(group)
+        event = group[0]["start_unix_s"]
+        until = min([g[0]["start_unix_s"] for g in groups[k + 1:]] + ends)
+        per_flow = []
+        for f in group:
+            samples = run["rates"].get(f"{f['host']}/{f['flow_id']}", [])
+            t = time_to_share(samples, event, payload / running, until_s=until, window_s=0.1, hold_s=0.5) \
+                if samples else None
+            per_flow.append(None if t is None else t / _rtt(topo, f["host"]))
+        times.append(None if None in per_flow else max(per_flow))
     return times
 
 
@@ -256,7 +269,7 @@ def _rtt(topo, host: str) -> float:
 
 
 # A run's scalar figures, aggregated over seeds (tables.COLUMNS gives each a header), and its figures per
-# event (one value per bandwidth change or joining flow).
+# event (one value per bandwidth change or join).
 SCALARS = ("load_measured", "mean_fct_s", "p50_fct_s", "p95_fct_s", "fct_ratio_ps", "mean_fct_sender_s",
            "retransmitted_pct", "bottleneck_drops", "policed_packets", "utilisation", "mean_queue_pkts", "max_queue_pkts",
            "burst_peak_queue_pkts", "burst_to_full_s",

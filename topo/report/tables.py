@@ -30,7 +30,7 @@ COLUMNS = [
 # Figures per event of a run, in order (bandwidth changes, flows joining): "never" where one did not happen.
 EVENT_COLUMNS = [
     ("to_fair_share_s", "to fair share after each event (s)", ".1f"),
-    ("join_rtts", "joining flow to its fair share (RTTs)", ".1f"),
+    ("join_rtts", "joining flows to their fair share, per join (RTTs)", ".1f"),
 ]
 
 

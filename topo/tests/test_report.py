@@ -234,3 +234,35 @@ def test_after_a_flash_crowd_the_peak_queue_and_the_time_to_a_full_link():
     m = metrics(run, exp)
     assert m["burst_peak_queue_pkts"] == pytest.approx(30)
     assert m["burst_to_full_s"] == pytest.approx(1.5)
+
+
+def _rate_run(starts_s, rates):
+    """Long flows of h1, h2 (dumbbell, RTT 40 ms) starting at starts_s with goodput samples (t, kb/s)."""
+    flows = [{"host": h, "flow_id": i, "start_unix_s": t, "fct_s": None} for i, (h, t) in enumerate(starts_s)]
+    return {"flows": flows, "rates": {f"{f['host']}/{f['flow_id']}": rates[i] for i, f in enumerate(flows)}}
+
+
+def test_flows_joining_within_an_rtt_are_one_join_timed_by_the_slowest():
+    from topo.report.metrics import _join_times
+    C = 15e6
+    half = TOPOLOGY.payload_bps(C) / 2 / 1e3
+    ticks = [100 + i / 100 for i in range(300)]          # 3 s of 10 ms samples
+    fast = [(t, half) for t in ticks]
+    slow = [(t, half * (2 if t < 101.0 else 1)) for t in ticks]   # settles 1 s after the join
+    # h1 alone from 99 s; h2 (and, 10 ms later, h1's second flow) join at 100 s: one join of two flows
+    run = _rate_run([("h1", 99.0), ("h2", 100.0), ("h1", 100.01)],
+                    [[(t, 2 * half) for t in ticks], fast, slow])
+    half3 = TOPOLOGY.payload_bps(C) / 3 / 1e3
+    run["rates"] = {k: [(t, v * half3 / half) for t, v in s] for k, s in run["rates"].items()}
+    [rtts] = _join_times(run, TOPOLOGY, C)
+    assert 25 <= rtts <= 28      # the slow flow: 1 s (25 RTTs) plus the 0.1 s mean catching up
+
+
+def test_flows_starting_an_rtt_apart_are_separate_joins():
+    from topo.report.metrics import _join_times
+    C = 15e6
+    share2 = TOPOLOGY.payload_bps(C) / 2 / 1e3
+    ticks = [100 + i / 100 for i in range(300)]
+    run = _rate_run([("h1", 99.0), ("h2", 100.0), ("h1", 100.5)],
+                    [[(t, share2) for t in ticks]] * 3)
+    assert len(_join_times(run, TOPOLOGY, C)) == 2
