@@ -219,7 +219,8 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
                           monitor.samples[-1]["total_pct"] if monitor.samples else 0.0)
             if elapsed >= exp.duration_s and not plan and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
                 break
-            time.sleep(0.2)
+            # wake for the next launch on time: flows set 10 ms apart (a flash crowd) must start 10 ms apart
+            time.sleep(min(0.2, max(0.0, plan[0].at_s - (time.monotonic() - t0))) if plan else 0.2)
         progress.phase(f"[{label}] checking the run")
         monitor.stop()
         time.sleep(0.5)      # frames still inside bmv2 would look lost
