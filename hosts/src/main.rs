@@ -68,6 +68,9 @@ struct RecvArgs {
     /// Exit after this long (default: run until SIGINT/SIGTERM).
     #[arg(long, value_parser = units::parse_duration)]
     duration: Option<Duration>,
+    /// Check the arguments as a start would, then exit without opening a socket or a file.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args, Clone)]
@@ -106,6 +109,10 @@ struct FlowArgs {
     /// Local UDP address to send from.
     #[arg(long, default_value = "0.0.0.0:0")]
     bind: String,
+    /// Check the arguments as a start would (addresses, scheme, workload), then exit without opening a
+    /// socket or a file.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args)]
@@ -151,6 +158,10 @@ struct TrafficArgs {
     /// Start at most this many flows.
     #[arg(long)]
     max_flows: Option<u64>,
+    /// Print the arrivals these arguments plan, one JSON line each ({"index", "t_s", "size_bytes"}), and
+    /// exit without sending: the flows a run starts, for engines that start them in simulated time.
+    #[arg(long)]
+    plan: bool,
 }
 
 fn main() -> ExitCode {
@@ -196,6 +207,9 @@ fn random_u32() -> u32 {
 
 fn cmd_recv(a: RecvArgs) -> Result<ExitCode, String> {
     let bind = resolve(&a.bind, wire::RCP_UDP_PORT)?;
+    if a.check {
+        return Ok(ExitCode::SUCCESS);
+    }
     let out = match &a.out {
         Some(p) => Some(Sink::open(Some(p))?),
         None => None,
@@ -270,8 +284,25 @@ fn sinks(f: &FlowArgs) -> Result<(Sink, Option<Sink>), String> {
     Ok((out, trace))
 }
 
+/// What a start of `send` or `traffic` would refuse before its first packet: the receiver's and the local
+/// address, and a controller for the scheme.
+fn check_flow_args(f: &FlowArgs) -> Result<(), String> {
+    if let CcSpec::Tcp(_) = &f.cc {
+        resolve(&f.to, f.tcp_port)?;
+        return Ok(());
+    }
+    resolve(&f.to, wire::RCP_UDP_PORT)?;
+    resolve(&f.bind, 0)?;
+    f.cc.build(0, f.max_rate).ok_or("no controller for this scheme")?;
+    Ok(())
+}
+
 fn cmd_send(a: SendArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
+    check_flow_args(f)?;
+    if f.check {
+        return Ok(ExitCode::SUCCESS);
+    }
     let (out, trace) = sinks(f)?;
     let first_id = a.flow_id.unwrap_or_else(random_u32);
     let ids: Vec<u32> = (0..a.flows).map(|i| first_id.wrapping_add(i)).collect();
@@ -373,7 +404,6 @@ impl Arrivals for UdpArrivals<'_> {
 
 fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
-    let (out, trace) = sinks(f)?;
     let w = traffic::Workload::new(
         a.load,
         a.capacity,
@@ -383,6 +413,26 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         a.seed,
         a.max_flows,
     )?;
+    if a.plan {
+        use std::io::Write;
+        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        for (index, (t, size)) in w.planned().into_iter().enumerate() {
+            let line = serde_json::json!({"index": index, "t_s": t, "size_bytes": size});
+            writeln!(stdout, "{line}").map_err(|e| format!("cannot print the plan: {e}"))?;
+        }
+        stdout.flush().map_err(|e| format!("cannot print the plan: {e}"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    check_flow_args(f)?;
+    if f.check {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (out, trace) = sinks(f)?;
+    // The runner compares this with the records written (a generator that dies early voids the run).
+    eprintln!(
+        "{}",
+        serde_json::json!({"event": "traffic_plan", "flows": w.clone().planned().len()})
+    );
     eprintln!(
         "p4rcp-host: {} flows/s expected ({} s, mean size {:.0} B, load {} of {} kb/s)",
         record::round(w.lambda, 3),

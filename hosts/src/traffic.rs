@@ -188,6 +188,7 @@ impl SizeDist {
 }
 
 /// A Poisson stream of (arrival time, size) pairs.
+#[derive(Clone)]
 pub struct Workload {
     rng: StdRng,
     exp: Exp<f64>,
@@ -252,6 +253,11 @@ impl Workload {
         self.next_t += self.exp.sample(&mut self.rng);
         self.count += 1;
         Some((t, size))
+    }
+
+    /// Every arrival still to come, in order: what `pop` would return until the end.
+    pub fn planned(mut self) -> Vec<(f64, u64)> {
+        std::iter::from_fn(|| self.pop()).collect()
     }
 }
 
@@ -372,9 +378,11 @@ mod tests {
             (Ok(a), Ok(b)) => (a, b),
             _ => panic!("workload"),
         };
+        let planned = a.clone().planned();
         let va: Vec<(f64, u64)> = std::iter::from_fn(|| a.pop()).collect();
         let vb: Vec<(f64, u64)> = std::iter::from_fn(|| b.pop()).collect();
         assert_eq!(va, vb);
+        assert_eq!(planned, va);
         assert!(va.iter().all(|(t, _)| *t < 10.0));
         assert!(!va.is_empty());
     }

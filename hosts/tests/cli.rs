@@ -397,3 +397,147 @@ fn open_ended_flows_have_the_receivers_last_byte_time() {
         );
     }
 }
+
+/// `traffic --plan` prints the flows a run with the same arguments starts (index, size), and the run says
+/// on stderr how many it planned.
+#[test]
+fn traffic_plan_lists_the_flows_a_run_starts() {
+    let dir = TempDir::new("plan");
+    let (port, _, mut r) = local_receiver(&dir);
+    let args = ["--duration", "1", "--seed", "5"];
+    let o = run_with_timeout(
+        traffic(port, "fixed:50mbit", "0.3", "50mbit", "pareto:1.5:30k")
+            .args(args)
+            .arg("--plan"),
+        30.0,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let planned: Vec<(u64, u64)> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|x| {
+            (
+                x["index"].as_u64().unwrap_or(u64::MAX),
+                x["size_bytes"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let out = dir.file("run.jsonl");
+    let o = run_with_timeout(
+        traffic(port, "fixed:50mbit", "0.3", "50mbit", "pareto:1.5:30k")
+            .args(args)
+            .args(["--out", &out]),
+        90.0,
+    );
+    r.terminate(5.0);
+    assert!(o.status.success());
+    let mut ran: Vec<(u64, u64)> = read_json_lines(&out)
+        .iter()
+        .map(|x| {
+            (
+                x["index"].as_u64().unwrap_or(u64::MAX),
+                x["size_bytes"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    ran.sort();
+    assert!(planned.len() > 5, "{planned:?}");
+    assert_eq!(planned, ran);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let announced = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|x| x["event"] == "traffic_plan")
+        .and_then(|x| x["flows"].as_u64());
+    assert_eq!(announced, Some(planned.len() as u64), "{stderr}");
+}
+
+/// `--check` judges the arguments as a start would, and opens nothing.
+#[test]
+fn check_opens_nothing_and_refuses_what_a_start_refuses() {
+    let dir = TempDir::new("check");
+    let out = dir.file("never.jsonl");
+    for args in [
+        vec![
+            "send",
+            "--to",
+            "127.0.0.1",
+            "--cc",
+            "rcp",
+            "--size",
+            "1000",
+            "--out",
+            &out,
+        ],
+        vec![
+            "send",
+            "--to",
+            "127.0.0.1",
+            "--cc",
+            "tcp:reno",
+            "--duration",
+            "2",
+            "--out",
+            &out,
+        ],
+        vec![
+            "traffic",
+            "--to",
+            "127.0.0.1",
+            "--cc",
+            "rcp",
+            "--load",
+            "0.5",
+            "--capacity",
+            "15mbit",
+            "--sizes",
+            "pareto:1.2:25000",
+            "--duration",
+            "10",
+            "--out",
+            &out,
+        ],
+        vec!["recv", "--out", &out],
+    ] {
+        let o = run_with_timeout(Command::new(bin()).args(&args).arg("--check"), 20.0);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(!std::path::Path::new(&out).exists());
+    fails_with(
+        &[
+            "traffic",
+            "--to",
+            "127.0.0.1",
+            "--cc",
+            "rcp",
+            "--load",
+            "0.5",
+            "--capacity",
+            "15mbit",
+            "--sizes",
+            "pareto:0.5:25000",
+            "--duration",
+            "10",
+            "--check",
+        ],
+        "Pareto shape must be > 1",
+    );
+    fails_with(
+        &[
+            "traffic",
+            "--to",
+            "127.0.0.1",
+            "--cc",
+            "rcp",
+            "--load=-1",
+            "--capacity",
+            "15mbit",
+            "--sizes",
+            "fixed:1000",
+            "--duration",
+            "10",
+            "--check",
+        ],
+        "--load must be > 0",
+    );
+}
