@@ -111,39 +111,53 @@ class Run:
                      "router": {"rtt_samples": job.router.rtt_samples, "queue_sample": job.router.queue_sample}}
 
     def execute(self) -> dict:
+        self.setup()
+        try:
+            self.simulate()
+        finally:
+            for log in self._logs:
+                log.close()
+        return self.finish()
+
+    def setup(self) -> None:
+        """The network, its control plane (routes and queues installed by the loops, as on bmv2) and the hosts'
+        applications, at simulated time 0."""
         ns = self.ns
         self.out.root.mkdir(parents=True, exist_ok=True)
         ns.RngSeedManager.SetSeed(1)
         ns.RngSeedManager.SetRun(self.job.seed)
         self._configure_tcp()
         self.net = SimNetwork(ns, self.p4rcp, self.topology, self.job.router)
-        logs = []
-        try:
-            for sw in self.topology.switches.values():
-                driver = self.drivers[sw.name] = Ns3Driver(self.net, sw.name)
-                if not sw.rcp_ports:
-                    program_switch(driver, sw, self.topology.routes(sw.name))
-                    continue
-                log = open(self.out.root / f"control_{sw.name}.jsonl", "w")
-                logs.append(log)
-                self.loops[sw.name] = ControlLoop(
-                    sw, self.topology.routes(sw.name), driver, self._rcp_params(),
-                    emit=lambda record, log=log: log.write(json.dumps(record) + "\n"),
-                    clock=self.net.now, wall_clock=lambda: self.epoch + self.net.now(),
-                    rt_priority=None, switch_interval_s=None)
-                self.loops[sw.name].resync()
-            self._install_applications()
-            wall, cpu = time.monotonic(), time.process_time()
-            self._simulate()
-            wall, cpu = time.monotonic() - wall, time.process_time() - cpu
-        finally:
-            for log in logs:
-                log.close()
+        self._logs = []
+        for sw in self.topology.switches.values():
+            driver = self.drivers[sw.name] = Ns3Driver(self.net, sw.name)
+            if not sw.rcp_ports:
+                program_switch(driver, sw, self.topology.routes(sw.name))
+                continue
+            log = open(self.out.root / f"control_{sw.name}.jsonl", "w")
+            self._logs.append(log)
+            self.loops[sw.name] = ControlLoop(
+                sw, self.topology.routes(sw.name), driver, self._rcp_params(),
+                emit=lambda record, log=log: log.write(json.dumps(record) + "\n"),
+                clock=self.net.now, wall_clock=lambda: self.epoch + self.net.now(),
+                rt_priority=None, switch_interval_s=None)
+            self.loops[sw.name].resync()
+        self._install_applications()
+
+    def simulate(self) -> None:
+        wall, cpu = time.monotonic(), time.process_time()
+        self._simulate()
+        wall, cpu = time.monotonic() - wall, time.process_time() - cpu
         simulated = self.net.now()
         # CPU time beside wall time: on a shared machine other work stretches the wall time, not the CPU time.
         self.meta.update({"simulated_s": round(simulated, 6), "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
                           "wall_per_simulated_s": round(wall / simulated, 4) if simulated else None,
-                          "simulator_events": int(ns.Simulator.GetEventCount())})
+                          "simulator_events": int(self.ns.Simulator.GetEventCount())})
+
+    def finish(self) -> dict:
+        """The records, in the run directory; returns run.json."""
+        for log in self._logs:
+            log.close()          # the control loops' records are complete
         self._write_records()
         self.meta["valid"] = not self.meta["problems"]
         (self.out.root / "run.json").write_text(json.dumps(self.meta, indent=1))
