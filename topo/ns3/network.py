@@ -22,7 +22,8 @@ PPP_HEADER_BYTES = 2
 UNSHAPED_SPEEDUP = 10
 # Addresses of the switches' ends of the links; the hosts keep the topology's.
 SWITCH_ADDRESSES = ipaddress.ip_network("192.168.0.0/16")
-# Every queue the topology does not size: bmv2's default depth (p4rcp.topology.DEFAULT_QUEUE_PACKETS).
+# A sender NIC's queue: the Mininet hosts' (topo/network.py, ACCESS_QUEUE_FRAMES).
+ACCESS_QUEUE_FRAMES = 1000
 RTT_SAMPLES = ("departure", "arrival")          # RcpQueueDisc's RttSamples: p4rcp's, ns-2's
 QUEUE_SAMPLES = ("enqueue-depth", "at-read")    # RcpQueueDisc's QueueSample: p4rcp's, ns-2's
 
@@ -95,7 +96,7 @@ class SimNetwork:
         devices = p4rcp.ConnectPointToPoint(self.nodes[host.name], self.nodes[link.b], self.link_rate(nic_bps),
                                             self.link_rate(self.unshaped_bps), link.delay_ms / 1000)
         host_if = p4rcp.AddInterface(self.nodes[host.name], devices.Get(0), ns.Ipv4Address(host.ip))
-        self.host_queues[host.name] = p4rcp.InstallHostQueueDisc(devices.Get(0))
+        self.host_queues[host.name] = p4rcp.InstallHostQueueDisc(devices.Get(0), ACCESS_QUEUE_FRAMES)
         switch_address = self._switch_address()
         switch_if = p4rcp.AddInterface(self.nodes[link.b], devices.Get(1), switch_address)
         p4rcp.SetDefaultRoute(self.nodes[host.name], switch_address, host_if)

@@ -51,6 +51,8 @@ def write_report(exp, root: Path, runs: list) -> str:
         if label:
             parts += [f"## {label}", ""]
         parts += [setting(exp, variants[label]), ""]
+        if len(by_variant) > 1 and simulation_note([m for v, _, _, m in runs if v.label == label]):
+            parts += [simulation_note([m for v, _, _, m in runs if v.label == label]), ""]
         workload = workload_note(exp, [r["metrics"] for s, rs in loaded.items() if s[0] == label for r in rs])
         if workload:
             parts += [workload, ""]

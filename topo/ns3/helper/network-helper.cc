@@ -72,9 +72,9 @@ InstallFifoQueueDisc(Ptr<NetDevice> device, uint32_t packets)
 }
 
 Ptr<QueueDisc>
-InstallHostQueueDisc(Ptr<NetDevice> device)
+InstallHostQueueDisc(Ptr<NetDevice> device, uint32_t packets)
 {
-    return TrafficControlHelper::Default().Install(device).Get(0);
+    return InstallFifoQueueDisc(device, packets);
 }
 
 void

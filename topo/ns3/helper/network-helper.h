@@ -33,8 +33,9 @@ ns3::Ptr<RcpQueueDisc> InstallRcpQueueDisc(ns3::Ptr<ns3::NetDevice> device,
                                            const std::string& queueSample);
 // A drop-tail FIFO (a switch port RCP does not run on).
 ns3::Ptr<ns3::QueueDisc> InstallFifoQueueDisc(ns3::Ptr<ns3::NetDevice> device, uint32_t packets);
-// A host NIC's queue: Linux's pfifo_fast of 1000 packets (ns-3's default).
-ns3::Ptr<ns3::QueueDisc> InstallHostQueueDisc(ns3::Ptr<ns3::NetDevice> device);
+// A host NIC's queue: a FIFO, as the Mininet hosts' token bucket (tbf) with a NIC's queue (not ns-3's
+// default, FqCoDel, which would drop at the host by sojourn time).
+ns3::Ptr<ns3::QueueDisc> InstallHostQueueDisc(ns3::Ptr<ns3::NetDevice> device, uint32_t packets);
 void SetQueueLimit(ns3::Ptr<ns3::QueueDisc> disc, uint32_t packets);
 uint64_t QueueDiscReceived(ns3::Ptr<ns3::QueueDisc> disc);
 uint64_t QueueDiscDropped(ns3::Ptr<ns3::QueueDisc> disc);
