@@ -539,6 +539,7 @@ def run_ns3(experiments: list[Experiment], args) -> int:
         raise ExperimentError(why)
     runs = sum(exp.run_count() for exp in experiments)
     progress = Progress(runs)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))   # as main's runs
     roots = []
     try:
         for exp in experiments:

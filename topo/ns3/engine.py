@@ -263,6 +263,7 @@ class Run:
         events = sorted(self.job.plan.events, key=lambda e: e.at_s)
         check = end                     # without a loop, still look for the end of the flows
         reported = time.monotonic()
+        in_loops = 0.0                  # CPU time of the control loops' steps (Python)
         while True:
             now = ns.Simulator.Now().GetNanoSeconds()
             upcoming = [*due.values(), last, check] + ([to_ns(events[0].at_s)] if events else [])
@@ -274,7 +275,9 @@ class Run:
                 self._bandwidth_change(events.pop(0).bottleneck_scale)
             for name, loop in self.loops.items():
                 if due[name] <= t:
+                    started = time.process_time()
                     loop.step(deadline=t / 1e9)
+                    in_loops += time.process_time() - started
                     due[name] = t + max(1, to_ns(loop.period_s))
             if check <= t:
                 check = t + to_ns(0.1)
@@ -285,6 +288,7 @@ class Run:
                 print(f"[{self.job.label}] simulated {t / 1e9:.1f} of {self.exp.duration_s:g} s"
                       f"{' (drain)' if t > end else ''}, {self._flows_left()} flows left", file=sys.stderr,
                       flush=True)
+        self.meta["control_loop_cpu_s"] = round(in_loops, 3)
         self.meta["traffic_cut_short"] = sum(
             1 for host in self.job.plan.planned if int(self.senders[host].FlowsLeft()) > 0)
 

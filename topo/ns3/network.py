@@ -72,7 +72,7 @@ class SimNetwork:
         return UNSHAPED_SPEEDUP * max(t.switch(s).ports[p].capacity_bps for s, p in t.bottlenecks)
 
     def _build(self) -> None:
-        ns, p4rcp, t = self.ns, self.p4rcp, self.topology
+        ns, t = self.ns, self.topology
         stack = ns.InternetStackHelper()
         for name in [*t.hosts, *t.switches]:
             node = ns.CreateObject[ns.Node]()
@@ -108,7 +108,7 @@ class SimNetwork:
 
     def _trunk(self, link) -> None:
         """A switch-to-switch link: an RCP port shapes the a -> b direction at C (p4rcp.topology, trunk)."""
-        ns, p4rcp, t = self.ns, self.p4rcp, self.topology
+        p4rcp, t = self.p4rcp, self.topology
         a_port, b_port = t.switch(link.a).ports[link.a_port], t.switch(link.b).ports[link.b_port]
         a_bps = a_port.capacity_bps if a_port.is_rcp else self.unshaped_bps
         devices = p4rcp.ConnectPointToPoint(self.nodes[link.a], self.nodes[link.b], self.link_rate(a_bps),

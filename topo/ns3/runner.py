@@ -12,7 +12,6 @@ import platform
 import shutil
 import subprocess
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 import psutil
@@ -113,25 +112,30 @@ def run_experiment(exp: Experiment, results: Path, options: dict[str, str], prog
                                 describe(exp, scheme, router)))
     workers = min(len(jobs), int(options.get("jobs", os.cpu_count() or 1)))
     metas = {}
-    # A fresh process per run: ns-3's simulator and its attribute defaults are process-wide.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, max_tasks_per_child=1) as pool:
-        pending = {pool.submit(run_job, job): job for job in jobs}
+    # A fresh process per run (maxtasksperchild=1): ns-3's simulator and its attribute defaults are
+    # process-wide. An interrupted experiment terminates its runs.
+    pool = multiprocessing.get_context("spawn").Pool(workers, maxtasksperchild=1)
+    try:
+        pending = {pool.apply_async(run_job, (job,)): job for job in jobs}
         started = time.monotonic()
         while pending:
             # A line every few seconds: the runs give no progress of their own until they end.
             progress.phase(f"[{exp.name}] {len(jobs) - len(pending)} of {len(jobs)} runs done, {workers} at a time, "
                            f"{time.monotonic() - started:.0f} s")
-            done, _ = wait(pending, timeout=progress.HEARTBEAT_S, return_when=FIRST_COMPLETED)
-            for future in done:
-                job = pending.pop(future)
-                meta = future.result()
+            time.sleep(progress.HEARTBEAT_S)
+            for result in [r for r in pending if r.ready()]:
+                job = pending.pop(result)
+                meta = result.get()
                 meta["parallel_runs"] = workers
                 (job.root / "run.json").write_text(json.dumps(meta, indent=1))
                 metas[job.root] = meta
                 progress.run_done()
                 progress.phase(f"[{job.label}] done: {meta['simulated_s']:.1f} s simulated in {meta['wall_s']:.1f} s "
                                f"of wall time, {meta['cpu_s']:.1f} s of CPU")
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
     progress.phase(f"[{exp.name}] writing the report")
     runs = [(job.variant, job.scheme, job.root, metas[job.root]) for job in jobs]
     print(write_report(exp, root, runs))

@@ -34,7 +34,7 @@ def ns3():
 def experiment(tmp_path: Path, flows: list[float], duration_s: float, name: str = "two-flows", **params):
     """A dumbbell experiment of long RCP flows starting at the given times."""
     topology = {"pairs": len(flows), "bottleneck_mbps": C_MBPS, "rtt_ms": RTT_MS, **params}
-    lines = [f'description = "test"', 'topology = "dumbbell"', 'schemes = ["rcp"]', f"duration_s = {duration_s}",
+    lines = ['description = "test"', 'topology = "dumbbell"', 'schemes = ["rcp"]', f"duration_s = {duration_s}",
              "[topology_params]", *(f"{k} = {json.dumps(v)}" for k, v in topology.items())]
     for i, start in enumerate(flows):
         lines += ["[[long]]", f'sender = "h{i + 1}"', f'receiver = "r{i + 1}"', f"start_s = {start}"]
