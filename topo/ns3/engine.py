@@ -36,8 +36,8 @@ LINUX_SNDBUF, LINUX_RCVBUF = 4 * 2**20, 6 * 2**20
 RCP_RECV_WINDOW = 16 * 2**20   # the hosts' receiver window (hosts/src/receiver.rs)
 LINUX_MIN_RTO_S, LINUX_SYN_RTO_S, LINUX_DELACK_S = 0.2, 1.0, 0.04
 # TIME_WAIT lasts two of these. ns-3 finds a packet's socket by a linear search over the node's sockets,
-# and with its default (120 s) the closed connections of a Poisson workload pile up by the hundred
-# thousand (at 2.4 Gb/s most of the CPU went there). Ports are not reused within it either way.
+# and with its default (120 s) the closed connections of a Poisson workload piled up by the thousand (at
+# 2.4 Gb/s most of the CPU went there). Ports are not reused within it either way.
 TCP_MAX_SEGMENT_LIFETIME_S = 0.05
 # ns-3's TCP for the hosts' tcp:ALGO (Linux's "reno" is NewReno).
 TCP_ALGORITHMS = {"cubic": "ns3::TcpCubic", "reno": "ns3::TcpNewReno", "newreno": "ns3::TcpNewReno"}

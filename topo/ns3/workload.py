@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from topo.schedule import BandwidthChange, Launch, RunDir, long_flow_id, schedule
+from topo.schedule import BandwidthChange, Launch, RunDir, first_error_line, long_flow_id, schedule
 
 PLAN_TIMEOUT_S = 120
 POISSON_FLOW_BASE = 0x4000_0000   # Poisson flows' ids: this + index (the hosts draw a random base)
@@ -57,8 +57,8 @@ def arrivals_of(traffic_command: list[str]) -> list[tuple[float, int]]:
     """(time, size) of every flow a `p4rcp-host traffic` command starts, in order."""
     done = subprocess.run(traffic_command + ["--plan"], capture_output=True, text=True, timeout=PLAN_TIMEOUT_S)
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["it printed nothing"])[-1]
-        raise RuntimeError(f"{Path(traffic_command[0]).name} traffic --plan failed: {last}")
+        raise RuntimeError(f"{Path(traffic_command[0]).name} traffic --plan failed: "
+                           f"{first_error_line(done.stderr + done.stdout)}")
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     if [r["index"] for r in rows] != list(range(len(rows))):
         raise RuntimeError("p4rcp-host traffic --plan: arrivals out of order")
