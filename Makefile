@@ -21,7 +21,7 @@ TNA_INCLUDE ?= $(if $(SDE_INSTALL),$(SDE_INSTALL)/share/p4c/p4include,/opt/p4-to
 SUME_INCLUDE ?= $(if $(SUME_SDNET),$(SUME_SDNET)/data/p4include,/opt/p4-sume-include)
 BF_P4C := $(call find_tool,bf-p4c)
 
-.PHONY: deps build build-plain test ptf run bench bench-dataplane bench-control bench-hosts \
+.PHONY: deps build build-plain test ptf run sim bench bench-dataplane bench-control bench-hosts \
         hosts clean require-p4c require-venv check-tna check-sume toolchain-archive
 
 # The P4 toolchain: `make deps` installs an archive of it (P4_TOOLCHAIN_ARCHIVE=FILE, else the newest
@@ -99,6 +99,11 @@ ptf: require-venv build
 # HOLD=1: stop at Mininet's command line in the experiment's network; PCAP=1: keep bmv2's captures.
 run: require-venv build hosts
 	$(PY) -m topo.run $(EXP) $(if $(HOLD),--hold) $(if $(PCAP),--pcap)
+
+# The same experiment in ns-3 (docs/ns3.md); no P4 toolchain needed. The host binary judges the
+# experiment and plans its Poisson arrivals. NS3_OPTIONS="rtt_samples=arrival queue_sample=at-read jobs=1".
+sim: require-venv hosts
+	$(PY) -m topo.run $(EXP) --engine ns3 $(foreach o,$(NS3_OPTIONS),--engine-option $(o))
 
 bench: bench-dataplane bench-control bench-hosts
 

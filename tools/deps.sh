@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES=(mininet ethtool iproute2 nftables psmisc tcpdump tshark python3-venv python3-pip procps zstd)
+# g++ and python3-dev: CPyCppyy (the ns3 wheel's bindings) builds from source; the ns-3 engine's module is C++.
+DEBIAN_PACKAGES=(mininet ethtool iproute2 nftables psmisc tcpdump tshark python3-venv python3-pip procps zstd g++ python3-dev)
 P4_TOOLCHAIN_ARCHIVE=${P4_TOOLCHAIN_ARCHIVE:-}
 P4_TOOLCHAIN_DIR=${P4_TOOLCHAIN_DIR:-../shared/toolchain}
 P4_PREFIX=${P4_PREFIX:-/opt/p4}

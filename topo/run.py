@@ -1,8 +1,9 @@
-"""python -m topo.run EXPERIMENT [--schemes rcp,tcp] [--duration S] [--out DIR]
+"""python -m topo.run EXPERIMENT [--schemes rcp,tcp] [--duration S] [--out DIR] [--engine ns3]
 
 Runs an experiment (or a suite such as `default`) for every scheme in
-Mininet with bmv2 switches, and writes results/EXPERIMENT/TIMESTAMP/: raw
-records per scheme, summary.md and PNG plots.
+Mininet with bmv2 switches (or, with --engine ns3, in ns-3: topo/ns3), and
+writes results/EXPERIMENT/TIMESTAMP/: raw records per scheme, summary.md
+and PNG plots.
 """
 
 from __future__ import annotations
@@ -528,6 +529,11 @@ def main(argv=None) -> int:
     ap.add_argument("--report", action="store_true",
                     help="EXPERIMENT is a results/EXPERIMENT/TIMESTAMP directory: write its summary and plots "
                          "again from the raw data, without running anything")
+    ap.add_argument("--engine", choices=("mininet", "ns3"), default="mininet",
+                    help="mininet: bmv2 switches and the Rust hosts in real time (default); ns3: the same "
+                         "experiment simulated in ns-3 (docs/ns3.md)")
+    ap.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="ns3 only: rtt_samples=departure|arrival, queue_sample=enqueue-depth|at-read, jobs=N")
     args = ap.parse_args(argv)
     if args.report:
         try:
@@ -536,9 +542,14 @@ def main(argv=None) -> int:
             print(f"topo.run: {e}", file=sys.stderr)
             return 2
         return 0
+    if args.engine_option and args.engine != "ns3":
+        print("topo.run: --engine-option is for --engine ns3", file=sys.stderr)
+        return 2
     try:
         experiments = load_invocation(args.experiment, args.schemes.split(",") if args.schemes else None,
                                       args.duration, _seeds(args.seeds) if args.seeds else None)
+        if args.engine == "ns3":
+            return run_ns3(experiments, args)
         build = preflight()
     except (ExperimentError, ToolchainMissing, RuntimeError) as e:
         print(f"topo.run: {e}", file=sys.stderr)
@@ -563,6 +574,41 @@ def main(argv=None) -> int:
             print(f"results: {roots[-1]}")
     except KeyboardInterrupt:
         print("\ntopo.run: interrupted; network and processes cleaned up", file=sys.stderr)
+        return 130
+    finally:
+        progress.close()
+    void, total, which = void_runs(roots)
+    print(f"void runs: {void} of {total}" + "".join(f"\n  {w}" for w in which))
+    return 0
+
+
+def run_ns3(experiments: list[Experiment], args) -> int:
+    """The experiments on the ns-3 engine (topo/ns3), refused in one line before anything runs where it cannot
+    run them."""
+    from topo.ns3 import runner   # only here: Mininet runs need none of it
+
+    mininet_only = [flag for flag, given in (("--pcap", args.pcap), ("--hold", args.hold),
+                                             ("--expose-control-ports", args.expose_control_ports)) if given]
+    if mininet_only:
+        raise ExperimentError(f"{', '.join(mininet_only)}: for the Mininet engine (the ns-3 engine has no bmv2 "
+                              f"switch or network to hold)")
+    try:
+        options = runner.parse_options(args.engine_option)
+    except ValueError as e:
+        raise ExperimentError(str(e)) from None
+    why = runner.refuse(experiments)
+    if why:
+        raise ExperimentError(why)
+    runs = sum(exp.run_count() for exp in experiments)
+    progress = Progress(runs)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))   # as main's runs
+    roots = []
+    try:
+        for exp in experiments:
+            roots.append(runner.run_experiment(exp, Path(args.out), options, progress))
+            print(f"results: {roots[-1]}")
+    except KeyboardInterrupt:
+        print("\ntopo.run: interrupted", file=sys.stderr)
         return 130
     finally:
         progress.close()

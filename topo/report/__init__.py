@@ -35,13 +35,24 @@ def write_report(exp, root: Path, runs: list) -> str:
     for caption, path in make_plots(exp, root, loaded, by_variant):
         plots[next((label for label in by_variant if label and path.stem.endswith(f"_{label}")), "")].append(
             (caption, path))
-    parts = [f"# {exp.name}", "", exp.description, "", what_ran([meta for *_, meta in runs]), "", "Schemes:", ""]
-    parts += [f"- {s}: {exp.scheme(s).describe(exp.rcp_params(exp.scheme(s)))}" for s in exp.schemes]
+    metas = [meta for *_, meta in runs]
+    parts = [f"# {exp.name}", "", exp.description, "", what_ran(metas), ""]
+    simulated = simulation_note(metas)
+    if simulated:
+        parts += [simulated, ""]
+    # What each scheme ran: as its runs recorded it (an engine other than Mininet's says so), else as the
+    # experiment describes it.
+    recorded = {m["scheme"]: m["scheme_description"] for m in metas if m.get("scheme_description")}
+    parts += ["Schemes:", ""]
+    parts += [f"- {s}: {recorded.get(s) or exp.scheme(s).describe(exp.rcp_params(exp.scheme(s)))}"
+              for s in exp.schemes]
     parts += [""]
     for label, rows in by_variant.items():
         if label:
             parts += [f"## {label}", ""]
         parts += [setting(exp, variants[label]), ""]
+        if len(by_variant) > 1 and simulation_note([m for v, _, _, m in runs if v.label == label]):
+            parts += [simulation_note([m for v, _, _, m in runs if v.label == label]), ""]
         workload = workload_note(exp, [r["metrics"] for s, rs in loaded.items() if s[0] == label for r in rs])
         if workload:
             parts += [workload, ""]
@@ -77,9 +88,26 @@ def what_ran(metas: list[dict]) -> str:
     lines = []
     for env in sorted(environments):
         e = dict(env)
-        lines.append(f"p4rcp {e.get('commit', '?')}, simple_switch {e.get('simple_switch', '?')}, "
-                     f"{e.get('p4c', '?')}, Linux {e.get('kernel', '?')}, {e.get('machine', '?')}")
+        # A simulator instead of the switches (topo/ns3): its version, not simple_switch's and p4c's.
+        engine = e["engine"] if "engine" in e else f"simple_switch {e.get('simple_switch', '?')}, {e.get('p4c', '?')}"
+        lines.append(f"p4rcp {e.get('commit', '?')}, {engine}, Linux {e.get('kernel', '?')}, {e.get('machine', '?')}")
     return "What ran: " + "; ".join(lines) + "."
+
+
+def simulation_note(metas: list[dict]) -> str:
+    """Runs in simulated time (topo/ns3): how long their simulations took in wall time per simulated
+    second, over all runs and per run; "" for runs in real time."""
+    simulated = [m for m in metas if m.get("simulated_s")]
+    if not simulated:
+        return ""
+    per_run = [m["wall_s"] / m["simulated_s"] for m in simulated]
+    wall, sim = sum(m["wall_s"] for m in simulated), sum(m["simulated_s"] for m in simulated)
+    cpu = sum(m.get("cpu_s", m["wall_s"]) for m in simulated)
+    at_once = max(m.get("parallel_runs", 1) for m in simulated)
+    return (f"Simulated: {sim:.1f} s of simulated time in {wall:.0f} s of wall time over {len(simulated)} runs: "
+            f"**{wall / sim:.2f} s of wall time per simulated second** (runs: {min(per_run):.2f}-{max(per_run):.2f}; "
+            f"CPU time {cpu / sim:.2f} s per simulated second; {at_once} run(s) at a time, one process each; the "
+            f"simulation only, without loading ns-3 and building the network).")
 
 
 def workload_note(exp, per_run: list[dict]) -> str:

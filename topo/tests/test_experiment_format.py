@@ -83,6 +83,8 @@ def mutants(draw, files):
         if typo in table or not typo:
             typo = key + "_typo"
         table[typo] = table.pop(key)
+        # dscp_weights' keys are DSCP values: a rename to another DSCP (10 -> 1) is another valid weight
+        must_fail = not (len(key_path) > 1 and key_path[-2] == "dscp_weights" and typo.isdigit() and int(typo) < 64)
     elif op == "retype":
         new = draw(st.sampled_from([t for t in TYPES if not same_kind(t, value)]))
         table[key] = new

@@ -1,0 +1,73 @@
+"""control_plane's Driver over a simulated switch: the same ControlLoop that programs bmv2 over Thrift
+reads the RcpQueueDisc counters of the switch's RCP ports and writes their R, in simulated time.
+
+ns-3's links serialise bytes, so the queues drain bytes (queue_rate_unit "bytes") and y is counted in the
+bytes of Ethernet frames, the unit of C (docs/protocol.md, "Units").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from control_plane.driver import CounterRead, PortCounters
+from p4rcp import dataplane as dp
+from p4rcp.topology import Route
+
+if TYPE_CHECKING:
+    from topo.ns3.network import SimNetwork
+
+
+class Ns3Driver:
+    """One simulated switch. It cannot become unreachable, so connect and close do nothing.
+
+    The model stamps one rate per port: no weight classes, policing or SYN stamps (the engine refuses
+    schemes that use them, topo/ns3/engine.py refusal), so those writes accept only "off"."""
+    counter_bits = 64
+    rtt_sum_bits = 64         # RcpQueueDisc keeps 64 bits (the v1model register has 32)
+    queue_rate_unit = "bytes"
+    police_epoch_s = dp.POLICE_EPOCH_S["v1model"]     # the router it stands in for (no policing here)
+
+    def __init__(self, network: SimNetwork, switch: str):
+        self.network, self.switch = network, switch
+
+    def connect(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead:
+        counts = {}
+        for port in ports:
+            disc = self.network.rcp_disc(self.switch, port)
+            counts[port] = PortCounters(input_bytes=disc.InputBytes(), input_packets=disc.InputPackets(),
+                                        rtt_sum_us=disc.RttSumUs(), rtt_count=disc.RttCount(),
+                                        queue_depth_pkts=disc.QueueDepthPackets())
+        return CounterRead(at=clock(), ports=counts)
+
+    def write_rates_kbps(self, rates: dict[int, int]) -> None:
+        """Cells of weight class 0 only (the loop writes no others without dscp_weights)."""
+        for cell, kbps in rates.items():
+            port, weight_class = divmod(cell, dp.NUM_WEIGHT_CLASSES)
+            if weight_class:
+                raise ValueError(f"the ns-3 router model has no weight classes (cell {cell})")
+            self.network.rcp_disc(self.switch, port).SetRateKbps(kbps)
+
+    def write_police(self, params: dict[int, tuple[int, int]]) -> None:
+        if any(pair != (0, 0) for pair in params.values()):
+            raise ValueError("the ns-3 router model has no policing")
+
+    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
+        if any(k != 0 for _, stamps in rates.values() for k in stamps):
+            raise ValueError("the ns-3 router model has no SYN stamps (the feedforward)")
+
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
+        if classes:
+            raise ValueError("the ns-3 router model has no weight classes")
+
+    def install_routes(self, routes: list[Route]) -> None:
+        self.network.install_routes(self.switch, routes)
+
+    def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None:
+        self.network.set_port(self.switch, port, rate_pps, depth_pkts)

@@ -1,0 +1,197 @@
+#include "rcp-queue-disc.h"
+
+#include "rcp-header.h"
+
+#include "ns3/drop-tail-queue.h"
+#include "ns3/enum.h"
+#include "ns3/ipv4-queue-disc-item.h"
+#include "ns3/object-factory.h"
+#include "ns3/udp-header.h"
+
+namespace p4rcp
+{
+
+using namespace ns3;
+
+NS_OBJECT_ENSURE_REGISTERED(RcpQueueDisc);
+
+TypeId
+RcpQueueDisc::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("p4rcp::RcpQueueDisc")
+            .SetParent<QueueDisc>()
+            .SetGroupName("p4rcp")
+            .AddConstructor<RcpQueueDisc>()
+            .AddAttribute("MaxSize",
+                          "Drop-tail limit of the port's queue",
+                          QueueSizeValue(QueueSize("64p")),
+                          MakeQueueSizeAccessor(&QueueDisc::SetMaxSize, &QueueDisc::GetMaxSize),
+                          MakeQueueSizeChecker())
+            .AddAttribute("RttSamples",
+                          "Where RTT samples are taken: departure (p4rcp's egress) or arrival (ns-2's rcp.cc)",
+                          EnumValue(RTT_AT_DEPARTURE),
+                          MakeEnumAccessor<RttSamples>(&RcpQueueDisc::m_rttSamples),
+                          MakeEnumChecker(RTT_AT_DEPARTURE, "departure", RTT_AT_ARRIVAL, "arrival"))
+            .AddAttribute("QueueSample",
+                          "The queue the control plane reads: the enqueue depth of the last departure "
+                          "(p4rcp's enq_qdepth) or the queue at the read (ns-2's rcp.cc)",
+                          EnumValue(ENQUEUE_DEPTH_OF_LAST_DEPARTURE),
+                          MakeEnumAccessor<QueueSample>(&RcpQueueDisc::m_queueSample),
+                          MakeEnumChecker(ENQUEUE_DEPTH_OF_LAST_DEPARTURE,
+                                          "enqueue-depth",
+                                          AT_READ,
+                                          "at-read"))
+            .AddTraceSource("Stamp",
+                            "A forward RCP packet departs: its rate_kbps before and after, and R",
+                            MakeTraceSourceAccessor(&RcpQueueDisc::m_stampTrace),
+                            "p4rcp::RcpQueueDisc::StampTracedCallback");
+    return tid;
+}
+
+RcpQueueDisc::RcpQueueDisc()
+    : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE, QueueSizeUnit::PACKETS),
+      m_rttSamples(RTT_AT_DEPARTURE),
+      m_queueSample(ENQUEUE_DEPTH_OF_LAST_DEPARTURE)
+{
+}
+
+uint32_t
+RcpQueueDisc::QueueDepthPackets() const
+{
+    return m_queueSample == AT_READ ? GetNPackets() : m_lastEnqueueDepth;
+}
+
+bool
+RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, uint32_t& rateKbps, uint32_t& rttUs)
+{
+    auto ip = DynamicCast<Ipv4QueueDiscItem>(item);
+    if (!ip)
+    {
+        return false;
+    }
+    const Ipv4Header& h = ip->GetHeader();
+    if (h.GetProtocol() != 17 || !h.IsLastFragment() || h.GetFragmentOffset() != 0)
+    {
+        return false;
+    }
+    uint8_t b[8 + RCP_HEADER_LEN];
+    Ptr<Packet> p = item->GetPacket();
+    if (p->GetSize() < sizeof(b) || p->CopyData(b, sizeof(b)) != sizeof(b))
+    {
+        return false;
+    }
+    uint16_t src = (b[0] << 8) | b[1];
+    uint16_t dst = (b[2] << 8) | b[3];
+    uint16_t udpLength = (b[4] << 8) | b[5];
+    if ((src != RCP_UDP_PORT && dst != RCP_UDP_PORT) || udpLength < sizeof(b) || (b[8] >> 4) != RCP_VERSION ||
+        !IsForward(b[8] & 0x0f))
+    {
+        return false;
+    }
+    auto u32 = [&b](int at) {
+        return (uint32_t(b[at]) << 24) | (uint32_t(b[at + 1]) << 16) | (uint32_t(b[at + 2]) << 8) | b[at + 3];
+    };
+    rateKbps = u32(8 + 4);
+    rttUs = u32(8 + 8);
+    return true;
+}
+
+void
+RcpQueueDisc::SampleRtt(uint32_t rttUs)
+{
+    if (rttUs != 0 && rttUs <= RCP_MAX_RTT_US) // comparison 1
+    {
+        m_rttSumUs += rttUs; // addition 2
+        m_rttCount += 1;     // addition 3
+    }
+}
+
+bool
+RcpQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
+{
+    // Addition 1: what arrives for the port, counted before the queue may drop it, in Ethernet frame bytes
+    // (the unit of C and of the hosts' rates).
+    m_inputBytes += item->GetSize() + ETHERNET_HEADER;
+    m_inputPackets += 1;
+    uint32_t rateKbps;
+    uint32_t rttUs;
+    if (m_rttSamples == RTT_AT_ARRIVAL && ReadForward(item, rateKbps, rttUs))
+    {
+        SampleRtt(rttUs);
+    }
+    uint32_t depth = GetInternalQueue(0)->GetNPackets();
+    if (GetCurrentSize() + item > GetMaxSize())
+    {
+        m_drops += 1;
+        DropBeforeEnqueue(item, "RCP port queue full");
+        return false;
+    }
+    bool queued = GetInternalQueue(0)->Enqueue(item);
+    if (queued)
+    {
+        m_enqueueDepths.push_back(depth);
+    }
+    return queued;
+}
+
+Ptr<QueueDiscItem>
+RcpQueueDisc::DoDequeue()
+{
+    Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
+    if (!item)
+    {
+        return item;
+    }
+    m_lastEnqueueDepth = m_enqueueDepths.front();
+    m_enqueueDepths.pop_front();
+    uint32_t rateKbps;
+    uint32_t rttUs;
+    if (!ReadForward(item, rateKbps, rttUs))
+    {
+        return item;
+    }
+    if (m_rttSamples == RTT_AT_DEPARTURE)
+    {
+        SampleRtt(rttUs);
+    }
+    uint32_t after = rateKbps;
+    if (m_rateKbps != 0 && rateKbps > m_rateKbps) // comparison 2
+    {
+        after = m_rateKbps;
+        Ptr<Packet> p = item->GetPacket();
+        UdpHeader udp;
+        RcpHeader rcp;
+        p->RemoveHeader(udp);
+        p->RemoveHeader(rcp);
+        rcp.rateKbps = after;
+        p->AddHeader(rcp);
+        p->AddHeader(udp);
+        m_stamped += 1;
+    }
+    m_stampTrace(rateKbps, after, m_rateKbps);
+    return item;
+}
+
+bool
+RcpQueueDisc::CheckConfig()
+{
+    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
+    {
+        return false;
+    }
+    if (GetNInternalQueues() == 0)
+    {
+        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+            "MaxSize",
+            QueueSizeValue(GetMaxSize())));
+    }
+    return GetNInternalQueues() == 1;
+}
+
+void
+RcpQueueDisc::InitializeParams()
+{
+}
+
+} // namespace p4rcp

@@ -1,0 +1,91 @@
+// The RCP router's per-packet work on one output port, as the P4 program does it
+// (p4src/targets/v1model/rcp.p4 and routing.p4; docs/protocol.md, "What a router does per packet"):
+//
+//   on arrival, before any drop:  input_bytes += frame length; input_packets += 1      (y, in ingress)
+//   on departure, after the queue: forward RCP packet with a valid rtt_us:
+//                                      rtt_sum += rtt_us; rtt_count += 1            (egress)
+//                                  forward RCP packet with rate_kbps > R != 0:
+//                                      rate_kbps = R                                 (the stamp)
+//                                  queue_depth = the depth this packet saw on enqueue (enq_qdepth)
+//
+// R is written by the control plane (control_plane/loop.py through topo/ns3/driver.py); nothing here
+// divides. The queue itself is a drop-tail FIFO of MaxSize packets.
+//
+// ns-2's rcp.cc, the papers' router, differs in two places, each an attribute:
+// - RttSamples = "arrival": it takes RTT samples on arrival (with y), p4rcp on departure;
+// - QueueSample = "at-read": its q is the queue at the tick, p4rcp's the enqueue depth of the last
+//   departure, which lags by one queueing delay and stays stale while the port idles.
+// The remaining differences (per-byte RTT weighting, asymmetric d0 smoothing) belong to the control
+// loop's estimator, not to the data plane (docs/ns3.md).
+#ifndef P4RCP_RCP_QUEUE_DISC_H
+#define P4RCP_RCP_QUEUE_DISC_H
+
+#include "ns3/queue-disc.h"
+#include "ns3/traced-callback.h"
+
+#include <deque>
+
+namespace p4rcp
+{
+
+class RcpQueueDisc : public ns3::QueueDisc
+{
+  public:
+    enum RttSamples
+    {
+        RTT_AT_DEPARTURE, // p4rcp: egress, after the queue
+        RTT_AT_ARRIVAL,   // ns-2's rcp.cc
+    };
+
+    enum QueueSample
+    {
+        ENQUEUE_DEPTH_OF_LAST_DEPARTURE, // p4rcp v1model: enq_qdepth written in egress
+        AT_READ,                         // ns-2's rcp.cc: the queue when the control plane reads it
+    };
+
+    static ns3::TypeId GetTypeId();
+    RcpQueueDisc();
+
+    // The control plane's view, as the P4 registers and counters hold it: monotonic counts.
+    uint64_t InputBytes() const { return m_inputBytes; }
+    uint64_t InputPackets() const { return m_inputPackets; }
+    uint64_t RttSumUs() const { return m_rttSumUs; }
+    uint64_t RttCount() const { return m_rttCount; }
+    uint32_t QueueDepthPackets() const;
+    void SetRateKbps(uint32_t rateKbps) { m_rateKbps = rateKbps; }
+    uint32_t GetRateKbps() const { return m_rateKbps; }
+
+    uint64_t Stamped() const { return m_stamped; }
+    uint64_t Drops() const { return m_drops; }
+
+    // (rate_kbps as the packet arrived, as it leaves, R): every forward RCP packet that departs.
+    typedef void (*StampTracedCallback)(uint32_t before, uint32_t after, uint32_t rateKbps);
+
+  private:
+    bool DoEnqueue(ns3::Ptr<ns3::QueueDiscItem> item) override;
+    ns3::Ptr<ns3::QueueDiscItem> DoDequeue() override;
+    bool CheckConfig() override;
+    void InitializeParams() override;
+
+    // Where the RCP header's fields sit in a queued IPv4 packet (UDP header first); false if the packet
+    // is not a forward RCP packet (docs/protocol.md, "Which datagrams are RCP").
+    static bool ReadForward(ns3::Ptr<ns3::QueueDiscItem> item, uint32_t& rateKbps, uint32_t& rttUs);
+    void SampleRtt(uint32_t rttUs);
+
+    RttSamples m_rttSamples;
+    QueueSample m_queueSample;
+    uint64_t m_inputBytes = 0;
+    uint64_t m_inputPackets = 0;
+    uint64_t m_rttSumUs = 0; // 64 bits (the P4 register has 32; the loop reads the width from the driver)
+    uint64_t m_rttCount = 0;
+    uint32_t m_lastEnqueueDepth = 0;
+    std::deque<uint32_t> m_enqueueDepths; // per queued packet, in queue order (a FIFO drops only at the tail)
+    uint32_t m_rateKbps = 0;              // 0: RCP not configured on this port, nothing stamped
+    uint64_t m_stamped = 0;
+    uint64_t m_drops = 0;
+    ns3::TracedCallback<uint32_t, uint32_t, uint32_t> m_stampTrace;
+};
+
+} // namespace p4rcp
+
+#endif

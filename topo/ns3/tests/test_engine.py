@@ -1,0 +1,91 @@
+"""The ns-3 engine's Python side without ns-3: what it refuses, its options, and the flows it starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from topo import hosts
+from topo.experiment import load_experiment, resolve
+from topo.ns3 import runner
+from topo.ns3.engine import refusal, tcp_algorithm
+from topo.ns3.network import RouterOptions
+from topo.ns3.workload import POISSON_FLOW_BASE, arrivals_of, plan
+from topo.schedule import Launch, RunDir, long_flow_id, schedule
+
+
+def test_schemes_it_cannot_run_are_refused_naming_scheme_and_engine():
+    exp = load_experiment(resolve("fct-short"), check_hosts=False)    # rcp, tcp, allegro, vivace
+    assert refusal(exp, "rcp") is None and refusal(exp, "tcp") is None
+    why = refusal(exp, "allegro")
+    assert "allegro" in why and "ns-3 engine" in why and "\n" not in why
+    assert "vivace" in refusal(exp, "vivace")
+
+
+def test_router_features_the_model_lacks_are_refused_naming_them():
+    for name, says in [("flash-crowd", "the feedforward"), ("weighted", "weighted sharing"),
+                       ("policing", "policing")]:
+        exp = load_experiment(resolve(name), check_hosts=False)
+        refused = {s: refusal(exp, s) for s in exp.schemes if exp.scheme(s).cc == "rcp"}
+        assert any(why and says in why and "Mininet" in why for why in refused.values()), (name, refused)
+    plain = load_experiment(resolve("flash-crowd"), check_hosts=False)
+    assert refusal(plain, "rcp") is None and refusal(plain, "rcp-papers") is None
+
+
+def test_tcp_variants_map_to_ns3_congestion_controls(tmp_path):
+    path = tmp_path / "tcps.toml"
+    path.write_text('topology = "dumbbell"\nschemes = ["tcp", "tcp:reno", "tcp:bbr", "iw2"]\nduration_s = 5\n'
+                    '[scheme.iw2]\ncc = "tcp:cubic"\ninitcwnd = 2\n'
+                    '[[long]]\nsender = "h1"\nreceiver = "r1"\n')
+    exp = load_experiment(path, check_hosts=False)
+    assert tcp_algorithm(exp.scheme("tcp")) == "ns3::TcpCubic"
+    assert tcp_algorithm(exp.scheme("iw2")) == "ns3::TcpCubic"
+    assert tcp_algorithm(exp.scheme("tcp:reno")) == "ns3::TcpNewReno"
+    assert "tcp:bbr" in refusal(exp, "tcp:bbr")
+    assert tcp_algorithm(exp.scheme("iw2")) and exp.scheme("iw2").initcwnd == 2
+
+
+def test_engine_options_are_checked():
+    assert runner.parse_options(["rtt_samples=arrival", "queue_sample=at-read", "jobs=3"]) == {
+        "rtt_samples": "arrival", "queue_sample": "at-read", "jobs": "3"}
+    for bad, says in [("rtt_samples=egress", "rtt_samples must be one of departure, arrival"),
+                      ("queue=at-read", "KEY one of rtt_samples, queue_sample, jobs"),
+                      ("jobs=0", "positive integer"), ("jobs", "KEY=VALUE")]:
+        with pytest.raises(ValueError, match=says):
+            runner.parse_options([bad])
+    with pytest.raises(ValueError):
+        RouterOptions(queue_sample="stale")
+
+
+@pytest.mark.skipif(not hosts.HOST_BINARY.is_file(), reason=f"{hosts.HOST_BINARY} missing: run 'make hosts'")
+def test_the_flows_are_those_the_hosts_would_start(tmp_path):
+    """Poisson arrivals are the traffic generator's own plan for the run's command; long flows start, stop
+    and are numbered as the Mininet runner's schedule says."""
+    exp = load_experiment(resolve("fct-short"), ["rcp"], 5, [3])
+    variant = exp.variants()[0]
+    out = RunDir(tmp_path)
+    p = plan(exp, variant, exp.scheme("rcp"), 3, out)
+    commands = {i.host: i.command for i in schedule(exp, variant, exp.scheme("rcp"), 3, out) if isinstance(i, Launch)}
+    for host, command in commands.items():
+        arrivals = arrivals_of(command)
+        mine = sorted((f.index, f.start_s, f.size_bytes, f.flow_id) for f in p.flows if f.host == host)
+        assert mine == [(k, t, size, POISSON_FLOW_BASE + k) for k, (t, size) in enumerate(arrivals)]
+        assert p.planned[host] == len(arrivals) > 0
+        # the generator's --seed is the schedule's: another seed plans other flows
+        other = list(command)
+        other[other.index("--seed") + 1] = "99"
+        assert arrivals_of(other) != arrivals
+    conv = load_experiment(resolve("convergence-short"), ["rcp"], 10, [2])
+    p = plan(conv, conv.variants()[0], conv.scheme("rcp"), 2, out)
+    assert [(f.host, f.start_s, f.duration_s, f.flow_id) for f in p.flows] == [
+        (flow.sender, flow.start_s, 10 - flow.start_s, long_flow_id(2, i)) for i, flow in enumerate(conv.long_flows)]
+
+
+@pytest.mark.skipif(not hosts.HOST_BINARY.is_file(), reason=f"{hosts.HOST_BINARY} missing: run 'make hosts'")
+def test_a_plan_that_the_hosts_refuse_stops_with_their_line():
+    def command(sizes):
+        return [str(hosts.HOST_BINARY), "traffic", "--to", "10.0.0.3", "--cc", "rcp", "--load", "0.5",
+                "--capacity", "10mbit", "--sizes", sizes, "--duration", "1"]
+    with pytest.raises(RuntimeError, match="Pareto shape must be > 1"):
+        arrivals_of(command("pareto:0.5:1000"))
+    arrivals = arrivals_of(command("fixed:1000"))
+    assert arrivals and all(size == 1000 and 0 <= t < 1 for t, size in arrivals)

@@ -1,0 +1,197 @@
+"""The ns-3 engine's RCP module: the router's per-packet work (RcpQueueDisc), and whole runs of the engine in
+simulated time: two flows converge to C/2, no stamped rate exceeds R, and the control loop's R trace is the
+law's (control_plane/rcp_law.py) over the counts the data plane gave it.
+
+Skipped, with the reason, where ns-3 (the ns3 wheel and cppyy) or g++ is missing. Loading ns-3 takes 10-30 s
+once per test session; each simulation then takes about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from control_plane.rcp_law import rcp_rate
+from p4rcp.dataplane import rate_cell
+from topo.experiment import load_experiment
+from topo.ns3 import build
+from topo.schedule import RunDir
+
+REASON = build.unavailable()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"ns-3 engine: {REASON}")
+
+C_MBPS = 10
+RTT_MS = 40
+
+
+@pytest.fixture(scope="module")
+def ns3():
+    return build.load()
+
+
+def experiment(tmp_path: Path, flows: list[float], duration_s: float, name: str = "two-flows", **params):
+    """A dumbbell experiment of long RCP flows starting at the given times."""
+    topology = {"pairs": len(flows), "bottleneck_mbps": C_MBPS, "rtt_ms": RTT_MS, **params}
+    lines = ['description = "test"', 'topology = "dumbbell"', 'schemes = ["rcp"]', f"duration_s = {duration_s}",
+             "[topology_params]", *(f"{k} = {json.dumps(v)}" for k, v in topology.items())]
+    for i, start in enumerate(flows):
+        lines += ["[[long]]", f'sender = "h{i + 1}"', f'receiver = "r{i + 1}"', f"start_s = {start}"]
+    path = tmp_path / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return load_experiment(path, check_hosts=False)
+
+
+def start_run(ns3, exp, root: Path, router=None):
+    from topo.ns3.engine import Job, Run
+    from topo.ns3.network import RouterOptions
+    from topo.ns3.workload import plan
+    ns, p4rcp = ns3
+    ns.Simulator.Destroy()
+    ns.Config.Reset()
+    variant = exp.variants()[0]
+    job = Job(exp, variant, "rcp", 1, root, plan(exp, variant, exp.scheme("rcp"), 1, RunDir(root)), router or RouterOptions())
+    run = Run(ns, p4rcp, job)
+    run.setup()
+    return run
+
+
+def finish(run) -> dict:
+    run.simulate()
+    return run.finish()
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_two_flows_converge_to_half_the_link(ns3, tmp_path):
+    exp = experiment(tmp_path, [0, 1], duration_s=6)
+    run = start_run(ns3, exp, tmp_path / "run")
+    meta = finish(run)
+    assert meta["valid"], meta["problems"]
+    C = meta["capacity_bps"]["s1:3"]
+    t0 = min(r["start_unix_s"] for h in ("h1", "h2") for r in read(tmp_path / "run" / f"flows_{h}.jsonl"))
+    steady = [r for r in read(tmp_path / "run" / "control_s1.jsonl") if t0 + 3 <= r["time"] <= t0 + 6]
+    assert steady
+    assert statistics.fmean(r["R_bps"] for r in steady) == pytest.approx(C / 2, rel=0.03)
+    goodputs = []
+    for host in ("h1", "h2"):
+        samples = [s for s in read(tmp_path / "run" / f"trace_{host}.jsonl") if s["event"] == "sample"]
+        start = read(tmp_path / "run" / f"flows_{host}.jsonl")[0]["start_unix_s"]
+        goodputs.append(statistics.fmean(s["goodput_kbps"] for s in samples if 3 <= start + s["t_s"] - t0 <= 6))
+    payload_half = C / 2 * (1078 - 78) / 1078 / 1e3
+    assert goodputs == [pytest.approx(payload_half, rel=0.05)] * 2
+    # Both flows' records are complete and the receivers saw their last bytes.
+    for host, receiver in (("h1", "r1"), ("h2", "r2")):
+        [sent] = read(tmp_path / "run" / f"flows_{host}.jsonl")
+        [received] = read(tmp_path / "run" / f"recv_{receiver}.jsonl")
+        assert sent["completed"] and received["completed"]
+        assert received["bytes_delivered"] == sent["size_bytes"] > 0
+        assert received["last_byte_unix_s"] <= sent["start_unix_s"] + sent["fct_s"]
+
+
+def test_a_stamped_rate_never_exceeds_r(ns3, tmp_path):
+    """Every forward RCP packet leaves the bottleneck with min(its rate, R), R being what the control loop
+    wrote last; three flows, the third joining at full link rate so that the queue builds and R moves."""
+    ns, p4rcp = ns3
+    exp = experiment(tmp_path, [0, 0.5, 1.0], duration_s=3, name="three-flows")
+    run = start_run(ns3, exp, tmp_path / "run")
+    switch, port = run.topology.bottlenecks[0]
+    disc = run.net.rcp_disc(switch, port)
+    log = p4rcp.StampLog(disc)
+    written = [(0.0, disc.GetRateKbps())]          # the loop's first R, written as it programmed the switch
+    driver = run.drivers[switch]
+    write = driver.write_rates_kbps
+    driver.write_rates_kbps = lambda rates: (written.append((run.net.now(), rates[rate_cell(port)])), write(rates))[1]
+    finish(run)
+    n = log.time.size()
+    assert n > 1000
+    stamped = 0
+    for k in range(n):
+        before, after, rate = log.before[k], log.after[k], log.rate[k]
+        assert rate > 0
+        assert after == min(before, rate)
+        stamped += after < before
+        # R in force is the last one the loop wrote before the packet's departure (or one it wrote at that
+        # very instant, depending on which of the two events ran first).
+        before_it = max((w for w in written if w[0] < log.time[k]), key=lambda w: w[0])
+        assert rate in {before_it[1], *(r for t, r in written if t == log.time[k])}
+    assert stamped == n         # the hosts ask for their NIC's rate, above C: every packet is stamped
+    assert len({log.rate[k] for k in range(n)}) > 10
+
+
+def test_the_r_trace_is_the_laws(ns3, tmp_path):
+    """Each interval's R is rcp_rate() of the previous R and the interval's measured inputs; y is the frame
+    bytes that arrived at the port, every SYN, DATA and FIN the senders sent."""
+    # A queue deep enough for the second flow's start at the first one's rate (RCP's overshoot): no loss.
+    exp = experiment(tmp_path, [0, 0.5], duration_s=3, name="law", queue_packets=1000)
+    run = start_run(ns3, exp, tmp_path / "run")
+    meta = finish(run)
+    records = read(tmp_path / "run" / "control_s1.jsonl")
+    p = exp.rcp_params(exp.scheme("rcp"))
+    assert len(records) > 200
+    for prev, r in zip(records, records[1:]):
+        assert r["y_bps"] == pytest.approx(r["input_bytes"] * 8 / r["period_s"], rel=1e-12)
+        expected = rcp_rate(prev["R_bps"], r["period_s"], r["d0_s"], r["C_bps"], r["y_bps"], r["q_bytes"] * 8,
+                            alpha=p.alpha, beta=p.beta, gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps)
+        assert r["R_bps"] == pytest.approx(expected, rel=1e-12)
+        assert r["period_s"] == pytest.approx(r["T_s"], abs=1e-9)   # stepped every T of simulated time
+    frames = sum(r["input_bytes"] for r in records)
+    packets = sum(r["input_packets"] for r in records)
+    sent = [f for h in ("h1", "h2") for f in read(tmp_path / "run" / f"flows_{h}.jsonl")]
+    data_packets = sum(f["packets_sent"] for f in sent)
+    # Nothing lost: every flow's SYN (a frame of 82 bytes) and FIN (78) once, its DATA packets (78 bytes of
+    # headers and the payload) once each, all counted as they arrived at the port.
+    assert meta["bottleneck_drops"] == {"s1:3": 0} and all(f["retransmissions"] == 0 for f in sent)
+    assert packets == data_packets + 2 * len(sent)
+    assert frames == sum(f["size_bytes"] for f in sent) + 78 * data_packets + (82 + 78) * len(sent)
+
+
+def test_the_queue_sample_p4rcp_against_ns2(ns3):
+    """RcpQueueDisc alone: y counted on arrival (drops included), RTT samples and stamps on departure; the
+    queue the control plane reads is the enqueue depth of the last departure (p4rcp) or the queue now (ns-2)."""
+    ns, p4rcp = ns3
+    for sample, after_drain in (("enqueue-depth", 2), ("at-read", 0)):
+        disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
+        disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("3p")))
+        disc.SetAttribute("QueueSample", ns.StringValue(sample))
+        disc.Initialize()
+        disc.SetRateKbps(5000)
+        for rate in (9000, 4000, 7000, 8000):      # the fourth finds the queue full
+            disc.Enqueue(_rcp_item(ns, p4rcp, rate, rtt_us=40_000))
+        assert disc.InputPackets() == 4 and disc.Drops() == 1
+        assert disc.InputBytes() == 4 * (20 + 8 + 16 + 20 + 1000 + 14)
+        assert disc.RttCount() == 0                # not yet departed
+        assert disc.QueueDepthPackets() == (0 if sample == "enqueue-depth" else 3)
+        rates = []
+        for _ in range(3):
+            item = disc.Dequeue()
+            packet = item.GetPacket().Copy()
+            packet.RemoveHeader(ns.UdpHeader())
+            header = p4rcp.RcpHeader()
+            packet.RemoveHeader(header)
+            rates.append(header.rateKbps)
+        assert rates == [5000, 4000, 5000]
+        assert disc.RttCount() == 3 and disc.RttSumUs() == 120_000
+        assert disc.QueueDepthPackets() == after_drain
+
+
+def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int):
+    """A DATA packet of the hosts' transport as it reaches a router's queue: IPv4 header aside, UDP first."""
+    packet = ns.Create[ns.Packet](1000)
+    transport = p4rcp.RcpTransportHeader(p4rcp.DATA)
+    packet.AddHeader(transport)
+    rcp = p4rcp.RcpHeader()
+    rcp.type, rcp.rateKbps, rcp.rttUs = p4rcp.DATA, rate_kbps, rtt_us
+    packet.AddHeader(rcp)
+    udp = ns.UdpHeader()
+    udp.SetSourcePort(40000)
+    udp.SetDestinationPort(6577)
+    packet.AddHeader(udp)
+    ip = ns.Ipv4Header()
+    ip.SetProtocol(17)
+    ip.SetPayloadSize(packet.GetSize())
+    return ns.Create[ns.Ipv4QueueDiscItem](packet, ns.Address(), 0x0800, ip)

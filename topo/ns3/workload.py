@@ -1,0 +1,65 @@
+"""What a run starts on the ns-3 engine: the same schedule as on Mininet (topo/schedule.py), read from the
+host binary instead of executed by it. A Poisson source's arrivals are those its `p4rcp-host traffic`
+command would start (`--plan` prints them), so both engines see the same flows for a seed; long flows
+start, stop and are numbered as schedule() says.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from topo.schedule import BandwidthChange, Launch, RunDir, first_error_line, long_flow_id, schedule
+
+PLAN_TIMEOUT_S = 120
+POISSON_FLOW_BASE = 0x4000_0000   # Poisson flows' ids: this + index (the hosts draw a random base)
+
+
+@dataclass(frozen=True)
+class Flow:
+    host: str                 # sender
+    receiver: str
+    start_s: float
+    flow_id: int
+    size_bytes: int | None    # None: open-ended, sends for duration_s
+    duration_s: float | None
+    index: int | None         # position in its Poisson workload; None for a long flow
+
+
+@dataclass(frozen=True)
+class Plan:
+    flows: list[Flow]
+    events: list[BandwidthChange]
+    planned: dict[str, int]   # Poisson sender -> flows its generator planned
+
+
+def plan(exp, variant, scheme, seed: int, out: RunDir) -> Plan:
+    topology = variant.topology
+    items = schedule(exp, variant, scheme, seed, out)
+    flows, planned = [], {}
+    receiver_of = {f.sender: f.receiver for f in [*exp.long_flows, *exp.poisson]}
+    for i, flow in enumerate(exp.long_flows):
+        stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
+        flows.append(Flow(flow.sender, flow.receiver, flow.start_s, long_flow_id(seed, i), None,
+                          stop - flow.start_s, None))
+    for item in items:
+        if isinstance(item, Launch) and item.kind == "poisson":
+            arrivals = arrivals_of(item.command + ["--mss", str(topology.mss_bytes)])
+            planned[item.host] = len(arrivals)
+            flows += [Flow(item.host, receiver_of[item.host], t, POISSON_FLOW_BASE + k, size, None, k)
+                      for k, (t, size) in enumerate(arrivals)]
+    return Plan(flows, [e for e in items if isinstance(e, BandwidthChange)], planned)
+
+
+def arrivals_of(traffic_command: list[str]) -> list[tuple[float, int]]:
+    """(time, size) of every flow a `p4rcp-host traffic` command starts, in order."""
+    done = subprocess.run(traffic_command + ["--plan"], capture_output=True, text=True, timeout=PLAN_TIMEOUT_S)
+    if done.returncode != 0:
+        raise RuntimeError(f"{Path(traffic_command[0]).name} traffic --plan failed: "
+                           f"{first_error_line(done.stderr + done.stdout)}")
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    if [r["index"] for r in rows] != list(range(len(rows))):
+        raise RuntimeError("p4rcp-host traffic --plan: arrivals out of order")
+    return [(float(r["t_s"]), int(r["size_bytes"])) for r in rows]
