@@ -237,11 +237,14 @@ class ControlLoop:
         self.connected = False
         self.driver.connect()
         program_switch(self.driver, self.switch, self.routes)
-        self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
-        self.driver.write_rates_kbps(self._stamps(self.ports.values()))
+        # The cells before the classes that point at them, so that no packet reads a cell not yet written
+        # (bmv2's registers start at 0, a stamp of 0 kb/s). The unclassified cell (ports without RCP): no
+        # stamp. No SYN cap until the feedforward's first interval (and none without it) on any port of the
+        # switch: R stamps SYNs too.
+        self.driver.write_rates_kbps({**self._stamps(self.ports.values()), dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
         self.driver.write_police(self._police(self.ports.values()))
-        # No SYN cap until the feedforward's first interval (and none without it): R stamps SYNs too.
-        self.driver.write_syn_rates({ps.port: (0, [0] * dp.SYN_RATES) for ps in self.ports.values()})
+        self.driver.write_syn_rates({port: (0, [dp.RATE_NONE] * dp.SYN_RATES) for port in sorted(self.switch.ports)})
+        self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline
         self.connected = True

@@ -19,6 +19,7 @@ class FakeDriver:
         self.syn_rates: dict[int, tuple[int, list[int]]] = {}   # by port: (arrivals base, SYN stamps)
         self.syn_rate_writes: list[dict[int, tuple[int, list[int]]]] = []
         self.weight_classes: dict[tuple[int, int], int] = {}     # (port, DSCP) -> cell
+        self.cells_unstamped_when_classified: set[int] = set()   # cells the classes pointed at before a stamp
         self.routes = []
         self.queues = {}
         self.up = True
@@ -93,6 +94,7 @@ class FakeDriver:
         self._check()
         self.weight_classes = {(port, dscp): dp.rate_cell(port, classes.get(dscp, 0))
                                for port in ports for dscp in range(dp.NUM_DSCP)}
+        self.cells_unstamped_when_classified |= set(self.weight_classes.values()) - set(self.rates)
 
     def install_routes(self, routes):
         self._check()

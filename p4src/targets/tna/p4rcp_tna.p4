@@ -17,9 +17,11 @@ typedef bit<12> syn_cell_t;
 #define WEIGHT_CLASSIFIER_SIZE 4096
 // The drop port's cells (port 511), never written: no stamp, no policing.
 #define UNCLASSIFIED_CELL 4088
+// Tofino's ingress byte counts include the Ethernet FCS; R counts frames without it.
+#define ETHERNET_FCS_BYTES 4
 
 // From ingress to egress, ahead of the Ethernet header: the stamp of the packet's (port, class) cell,
-// read in ingress with the class (0 for packets that are not forward RCP packets).
+// read in ingress with the class (used only for forward RCP packets).
 header bridged_h {
     rate_kbps_t rate;
 }
@@ -33,6 +35,9 @@ struct tna_headers_t {
     rcp_h      rcp;
 }
 
+// Metadata starts at 0 (false) in every packet, set by the compiler rather than by the parser: a parser
+// field written twice (an initial value, then a checksum's result) is an error on Tofino 2.
+@pa_auto_init_metadata
 struct ingress_metadata_t {
     bool ipv4_checksum_error;
     rate_kbps_t rate;
@@ -46,6 +51,7 @@ struct ingress_metadata_t {
 
 struct egress_metadata_t {
     bit<16> udp_checksum_residual;   // UDP checksum without the old checksum and rate
+    bool udp_checksum_update;        // a stamped datagram that carries a checksum (the deparser's condition)
 }
 
 #include "parser.p4"

@@ -61,7 +61,7 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
             if (meter_flow.execute(hash_row1.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
                                                   hdr.udp.src_port, hdr.udp.dst_port})) == 1) {
                 ig_dprsr_md.drop_ctl = 1;
-                rcp_policed.count(port);
+                rcp_policed.count(port, ETHERNET_FCS_BYTES);
             }
         }
     }
