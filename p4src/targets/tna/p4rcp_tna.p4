@@ -1,7 +1,12 @@
 // p4rcp for Tofino (TNA). Same per-packet RCP work as the v1model program,
 // written for Tofino's stateful ALUs; docs/porting.md says what differs.
 #include <core.p4>
+// bf-p4c defines __TARGET_TOFINO__ by --target: 1 (tofino, --arch tna), 2 (tofino2, --arch t2na).
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 #include "../../shared/headers.p4"
 
@@ -36,8 +41,10 @@ struct tna_headers_t {
 }
 
 // Metadata starts at 0 (false) in every packet, set by the compiler rather than by the parser: a parser
-// field written twice (an initial value, then a checksum's result) is an error on Tofino 2.
+// field written twice (an initial value, then a checksum's result) is an error on Tofino 2. So the front
+// end's warning that a parser may leave its metadata uninitialized does not apply, and is off.
 @pa_auto_init_metadata
+@diagnostic("uninitialized_out_param", "disable")
 struct ingress_metadata_t {
     bool ipv4_checksum_error;
     rate_kbps_t rate;
