@@ -81,15 +81,16 @@ check-tna:
 	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=... (README, 'The toolchain')"; fi; \
 	fi
 
-# The Tofino back end for each of TNA_BACKEND_TARGETS into build/tna/TARGET/ (its log: compile.log), then the
-# resources it used (tools/tna_resources.py) into build/tna/TARGET.resources.md. Fails on any error.
+# The Tofino back end for each of TNA_BACKEND_TARGETS into build/tna/TARGET/ (its log: compile.log; -g: the
+# resource logs), then the resources it used (tools/tna_resources.py) into build/tna/TARGET.resources.md.
+# Fails on any error.
 check-tna-backend:
 	@if [ -z "$(BF_P4C)" ]; then echo "make: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=..." >&2; exit 1; fi
 	@set -e; for pair in $(TNA_BACKEND_TARGETS); do \
 	  target=$${pair%%:*}; arch=$${pair#*:}; out=$(BUILD)/tna/$$target; \
 	  rm -rf $$out; mkdir -p $$out; \
-	  echo "bf-p4c --target $$target --arch $$arch -o $$out $(TNA_MAIN)"; \
-	  if ! $(BF_P4C) --target $$target --arch $$arch -o $$out --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
+	  echo "bf-p4c -g --target $$target --arch $$arch -o $$out $(TNA_MAIN)"; \
+	  if ! $(BF_P4C) -g --target $$target --arch $$arch -o $$out --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
 	       $(TNA_MAIN) > $$out/compile.log 2>&1; then \
 	    cat $$out/compile.log; echo "check-tna: $$target: the back end failed (log: $$out/compile.log)" >&2; exit 1; fi; \
 	  cat $$out/compile.log; \
