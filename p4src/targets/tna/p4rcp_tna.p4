@@ -52,8 +52,10 @@ struct ingress_metadata_t {
     bit<32> police_limit;       // the cell's bucket limit; 0 = policing off
     bit<32> police_epoch;       // policing.p4's working values
     bit<32> police_len;
-    bit<32> police_leak_less_len;   // the allowance less this packet, saturating at 0
-    bit<32> police_room;            // the limit less this packet, saturating at 0
+    bit<32> police_leak;        // a new epoch's leak: the allowance less this packet, saturating at 0
+    bit<32> police_room;        // the most a bucket may hold before this packet: the limit less it
+    bit<32> police_leak_room;   // the same for a bucket that leaks first: the limit plus the leak
+    bit<32> police_limit_and_allowance;
 }
 
 struct egress_metadata_t {
