@@ -47,6 +47,7 @@ struct tna_headers_t {
 @diagnostic("uninitialized_out_param", "disable")
 struct ingress_metadata_t {
     bool ipv4_checksum_error;
+    rate_cell_t cell;           // the packet's (port, weight class)
     rate_kbps_t rate;
     bit<32> police_bytes;       // the cell's allowance per epoch
     bit<32> police_limit;       // the cell's bucket limit; 0 = policing off
