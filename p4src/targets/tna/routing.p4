@@ -78,7 +78,7 @@ control RcpIngress(inout tna_headers_t hdr, inout ingress_metadata_t meta,
         if (!hdr.ipv4.isValid() || malformed || hdr.ipv4.ttl <= 1) {
             drop_routing_v4();
         } else if (routing_v4.apply().hit) {
-            rcp_input.count(ig_tm_md.ucast_egress_port, ETHERNET_FCS_BYTES);                                      // addition 1
+            rcp_input.count(ig_tm_md.ucast_egress_port, ETHERNET_FCS_BYTES);                  // addition 1
             if (hdr.rcp.isValid()) {                      // forward RCP packets only (parser.p4)
                 weight_classifier.apply();
                 meta.rate = read_rate.execute(meta.cell);
