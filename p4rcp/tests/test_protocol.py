@@ -42,4 +42,6 @@ def test_the_rtt_bound_and_the_stamp_that_caps_nothing_are_the_p4_programs():
     defines = (ROOT / "p4src" / "shared" / "defines.p4").read_text()
     assert int(re.search(r"#define RCP_RTT_BITS (\d+)", defines).group(1)) == RCP_RTT_BITS
     assert RCP_MAX_RTT_US == 2**RCP_RTT_BITS - 1 == 8_388_607
+    wire = (ROOT / "hosts" / "src" / "transport" / "wire.rs").read_text()         # what the senders clamp to
+    assert int(re.search(r"RCP_MAX_RTT_US: u32 = \(1 << (\d+)\) - 1;", wire).group(1)) == RCP_RTT_BITS
     assert int(re.search(r"RCP_RATE_NONE = (0x[0-9A-Fa-f]+);", defines).group(1), 16) == dp.RATE_NONE == 2**32 - 1
