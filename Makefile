@@ -19,10 +19,17 @@ EXP ?= default
 # Architecture includes of the hardware ports; never copied into the project.
 TNA_INCLUDE ?= $(if $(SDE_INSTALL),$(SDE_INSTALL)/share/p4c/p4include,/opt/p4-tofino-include)
 SUME_INCLUDE ?= $(if $(SUME_SDNET),$(SUME_SDNET)/data/p4include,/opt/p4-sume-include)
-BF_P4C := $(call find_tool,bf-p4c)
+# p4c's Tofino back end (its driver bf-p4c: Intel's SDE, or p4c built with its Tofino back end), on PATH, in
+# $(P4_PREFIX)/bin or $(SDE_INSTALL)/bin, or given as BF_P4C=...
+ifndef BF_P4C
+BF_P4C := $(shell PATH='$(P4_TOOL_PATH)$(if $(SDE_INSTALL),:$(SDE_INSTALL)/bin)' command -v bf-p4c)
+endif
+TNA_MAIN := p4src/targets/tna/p4rcp_tna.p4
+# --target:--arch pairs the back end compiles for: Tofino 1 and Tofino 2.
+TNA_BACKEND_TARGETS ?= tofino:tna tofino2:t2na
 
 .PHONY: deps build build-plain test ptf run sim bench bench-dataplane bench-control bench-hosts \
-        hosts clean require-p4c require-venv check-tna check-sume toolchain-archive
+        hosts clean require-p4c require-venv check-tna check-tna-backend check-sume toolchain-archive
 
 # The P4 toolchain: `make deps` installs an archive of it (P4_TOOLCHAIN_ARCHIVE=FILE, else the newest
 # one for this system in P4_TOOLCHAIN_DIR) or the p4lang packages; `make toolchain-archive` packs the
@@ -59,18 +66,38 @@ $(BUILD)/p4rcp_plain.json: $(P4_PROGRAM_FILES) | require-p4c
 	@mkdir -p $(BUILD)
 	$(P4C_BM2_SS) $(P4C_FLAGS) -DWITHOUT_RCP -o $@ $(P4_MAIN)
 
-# Front and mid end of p4c against the TNA include (the Tofino back end too where bf-p4c exists).
+# Front and mid end of p4c against the TNA include, for Tofino 1 and 2; then the Tofino back end where it exists.
 check-tna:
 	@if [ ! -f "$(TNA_INCLUDE)/tna.p4" ]; then \
 	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (tna.p4 comes with Intel's SDE, in \$$SDE_INSTALL/share/p4c/p4include, and with p4c's sources, in backends/tofino/bf-p4c/p4include; README, 'The toolchain')"; \
 	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in $(P4_PREFIX)/bin"; \
 	else set -e; \
-	  echo "p4test -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4"; \
-	  $(P4TEST) --std p4-16 -D__TARGET_TOFINO__=1 -I $(TNA_INCLUDE) p4src/targets/tna/p4rcp_tna.p4; \
+	  for tofino in 1 2; do \
+	    echo "p4test -D__TARGET_TOFINO__=$$tofino -I $(TNA_INCLUDE) $(TNA_MAIN)"; \
+	    $(P4TEST) --std p4-16 -D__TARGET_TOFINO__=$$tofino -I $(TNA_INCLUDE) $(TNA_MAIN); \
+	  done; \
 	  echo "check-tna: front and mid end OK"; \
-	  if [ -n "$(BF_P4C)" ]; then $(BF_P4C) --target tofino --arch tna -o $(BUILD)/tna p4src/targets/tna/p4rcp_tna.p4; \
-	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH or in $(P4_PREFIX)/bin"; fi; \
+	  if [ -n "$(BF_P4C)" ]; then $(MAKE) --no-print-directory check-tna-backend; \
+	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=... (README, 'The toolchain')"; fi; \
 	fi
+
+# The Tofino back end for each of TNA_BACKEND_TARGETS into build/tna/TARGET/ (its log: compile.log; -g: the
+# resource logs), then the resources it used (tools/tna_resources.py) into build/tna/TARGET.resources.md.
+# Fails on any error.
+check-tna-backend:
+	@if [ -z "$(BF_P4C)" ]; then echo "make: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=..." >&2; exit 1; fi
+	@set -e; for pair in $(TNA_BACKEND_TARGETS); do \
+	  target=$${pair%%:*}; arch=$${pair#*:}; out=$(BUILD)/tna/$$target; \
+	  rm -rf $$out; mkdir -p $$out; \
+	  echo "bf-p4c -g --target $$target --arch $$arch -o $$out $(TNA_MAIN)"; \
+	  if ! $(BF_P4C) -g --target $$target --arch $$arch -o $$out --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
+	       $(TNA_MAIN) > $$out/compile.log 2>&1; then \
+	    cat $$out/compile.log; echo "check-tna: $$target: the back end failed (log: $$out/compile.log)" >&2; exit 1; fi; \
+	  cat $$out/compile.log; \
+	  /usr/bin/python3 -m tools.tna_resources --target $$target --log $$out/compile.log $$out > $(BUILD)/tna/$$target.resources.md; \
+	  cat $(BUILD)/tna/$$target.resources.md; \
+	  echo "check-tna: $$target: back end OK"; \
+	done
 
 # Front end of p4c against P4-NetFPGA's SimpleSumeSwitch architecture file.
 check-sume:

@@ -34,8 +34,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     rt.add_argument("--p4info", default=str(BUILD_P4INFO), help="default: %(default)s")
     rt.add_argument("--device-config", help="pipeline to push (bmv2: build/p4rcp.json); default: push nothing")
     rt.add_argument("--device-id", type=int, default=1)
-    rt.add_argument("--target", choices=("tna", "v1model"), default="tna",
-                    help="the program the switch runs, for its policing epoch (a Thrift side driver means v1model)")
+    rt.add_argument("--target", choices=("tna", "t2na", "v1model"), default="tna",
+                    help="the switch: tna (Tofino 1), t2na (Tofino 2) or v1model, for its policing epoch and its "
+                         "queue's unit (Tofino's cells); a Thrift side driver means v1model")
     rt.add_argument("--registers-over", choices=("p4runtime", "thrift"), default="p4runtime",
                     help="thrift for simple_switch_grpc, whose P4Runtime server has no register access")
     ap.add_argument("--log", help="JSON-lines interval log (default: stdout)")
@@ -52,7 +53,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--d0-init-ms", type=float, default=d.d0_init_s * 1000)
     ap.add_argument("--d0-gain", type=float, default=d.d0_gain)
     ap.add_argument("--t-max-ms", type=float, default=d.T_max_s * 1000)
-    ap.add_argument("--queue-packet-bytes", type=int, help="default: the topology's data_frame_bytes")
+    ap.add_argument("--queue-packet-bytes", type=int, help="the data frame, a packet of bmv2's queue and "
+                    "policing's frame; default: the topology's data_frame_bytes")
     ap.add_argument("--dscp-weight", action="append", default=[], metavar="DSCP=W",
                     help="weight (0 < W <= 1) of packets with this DSCP; repeat; unnamed DSCP values have weight 1 "
                          "(docs/protocol.md, 'Weights')")

@@ -87,6 +87,8 @@ class Bmv2ThriftDriver:
     counter_bits = dp.COUNTER_BITS
     rtt_sum_bits = dp.RTT_SUM_BITS
     queue_rate_unit = "packets"       # set_egress_queue_rate is in packets per second
+    queue_unit_bytes = dp.QUEUE_UNIT_BYTES["v1model"]   # deq_qdepth counts packets
+    sets_queues = True
     police_epoch_s = dp.POLICE_EPOCH_S["v1model"]
 
     def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
@@ -234,7 +236,7 @@ class Bmv2ThriftDriver:
                                                 input_packets=counts[dp.COUNTER_INPUT, p].packets,
                                                 rtt_sum_us=arrays[dp.REG_RTT_SUM][p],
                                                 rtt_count=counts[dp.COUNTER_RTT_COUNT, p].packets,
-                                                queue_depth_pkts=arrays[dp.REG_QUEUE_DEPTH][p],
+                                                queue_depth=arrays[dp.REG_QUEUE_DEPTH][p],
                                                 policed_bytes=counts[dp.COUNTER_POLICED, p].bytes,
                                                 policed_packets=counts[dp.COUNTER_POLICED, p].packets,
                                                 arrivals=arrays[dp.REG_ARRIVALS][p],

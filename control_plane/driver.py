@@ -29,7 +29,7 @@ class PortCounters:
     input_packets: int
     rtt_sum_us: int
     rtt_count: int
-    queue_depth_pkts: int
+    queue_depth: int             # in the target's unit: Driver.queue_unit_bytes (packets where that is None)
     policed_bytes: int = 0       # part of the input that policing dropped (docs/dataplane.md, "Policing")
     policed_packets: int = 0
     arrivals: int = 0            # SYNs to the port (32-bit register, wraps)
@@ -52,6 +52,8 @@ class Driver(Protocol):
     counter_bits: int                 # width of the counter externs (input, RTT count, policed), for wrap-safe deltas
     rtt_sum_bits: int                 # width of the RTT-sum register
     queue_rate_unit: QueueRateUnit    # what set_queue's rate counts
+    queue_unit_bytes: int | None      # bytes of one unit of the queue depth; None: packets (a data frame each)
+    sets_queues: bool                 # set_queue works (bmv2); else the target's own configuration shapes ports
     police_epoch_s: float             # the target's policing epoch (p4rcp.dataplane.POLICE_EPOCH_S)
 
     def connect(self) -> None: ...
@@ -68,7 +70,7 @@ class Driver(Protocol):
 
     def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
         """Per port: (the arrivals count the interval starts from, the stamp of its k-th SYN for k = 1 ..
-        SYN_RATES in kb/s, 0: no cap)."""
+        SYN_RATES in kb/s, RATE_NONE: no cap)."""
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
         """weight_classifier for these (RCP) ports: every DSCP to its class's cell, class 0 where unmapped."""

@@ -44,7 +44,9 @@ class RcpParams:
     # The loop's first update comes Normal(T, first_jitter T) after its start, as ns-2 randomises each queue's
     # first timer, so that the switches of a path do not update in step.
     first_jitter: float = 0.2
-    queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES   # q = queue depth (packets) * this; docs/control_plane.md
+    # The data frame: a packet in the queue depth where the target counts packets (Driver.queue_unit_bytes
+    # None: bmv2), and policing's frame; docs/control_plane.md.
+    queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES
     # Weighted sharing (docs/protocol.md, "Weights"): DSCP -> weight in (0, 1]; a DSCP without one has weight 1.
     # Keys may be strings (TOML tables: [rcp.dscp_weights] "10" = 0.5). At most 7 weights other than 1.
     dscp_weights: Mapping = field(default_factory=dict, hash=False)
@@ -142,10 +144,13 @@ def counter_delta(new: int, old: int, bits: int) -> int:
 
 
 def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> None:
-    """Routes and queue settings of the topology, on a connected switch."""
+    """Routes and queue settings of the topology, on a connected switch. Where the driver sets no queues
+    (P4Runtime alone: Tofino shapes its ports in the traffic manager's own configuration), the topology's
+    capacities are what the operator shaped the ports to."""
     driver.install_routes(routes)
-    for sp in switch.ports.values():
-        driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
+    if driver.sets_queues:
+        for sp in switch.ports.values():
+            driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
 
 
 @dataclass
@@ -237,11 +242,14 @@ class ControlLoop:
         self.connected = False
         self.driver.connect()
         program_switch(self.driver, self.switch, self.routes)
-        self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
-        self.driver.write_rates_kbps(self._stamps(self.ports.values()))
+        # The cells before the classes that point at them, so that no packet reads a cell not yet written
+        # (bmv2's registers start at 0, a stamp of 0 kb/s). The unclassified cell (ports without RCP): no
+        # stamp. No SYN cap until the feedforward's first interval (and none without it) on any port of the
+        # switch: R stamps SYNs too.
+        self.driver.write_rates_kbps({**self._stamps(self.ports.values()), dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
         self.driver.write_police(self._police(self.ports.values()))
-        # No SYN cap until the feedforward's first interval (and none without it): R stamps SYNs too.
-        self.driver.write_syn_rates({ps.port: (0, [0] * dp.SYN_RATES) for ps in self.ports.values()})
+        self.driver.write_syn_rates({port: (0, [dp.RATE_NONE] * dp.SYN_RATES) for port in sorted(self.switch.ports)})
+        self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline
         self.connected = True
@@ -328,7 +336,7 @@ class ControlLoop:
             ps.last_rtt_s = d_rtt_sum / d_rtt_count / 1e6
         if d_rtt_count > 0 or (p.d0_estimator == "ns2" and ps.last_rtt_s is not None):
             ps.d0_s = p.next_d0(ps.d0_s, ps.last_rtt_s, elapsed, ps.R_bps, ps.C_bps)
-        q = c.queue_depth_pkts * p.queue_packet_bytes * 8
+        q = c.queue_depth * (d.queue_unit_bytes or p.queue_packet_bytes) * 8
         w_min = min(self.class_weights)
         R_prev = ps.R_bps
         ps.R_bps = rcp_rate(R_prev, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,

@@ -95,34 +95,47 @@ def counter_reads() -> list[fy.P4CounterEntry | fy.P4RegisterEntry]:
             + [fy.P4RegisterEntry(name) for name in dp.RCP_REGISTERS_READ])
 
 
-def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], ports: list[int]
-                  ) -> dict[int, PortCounters]:
-    """The counts of `ports` from the cells a read returned: counter cells give (bytes, packets)."""
-    cells: dict[tuple[str, int], object] = {}
+def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], ports: list[int],
+                  register_bits: dict[str, int]) -> dict[int, PortCounters]:
+    """The counts of `ports` from the cells a read returned: counter cells give (bytes, packets).
+
+    Every value read for one cell is added up (registers modulo their width, register_bits): on Tofino a
+    counter or register exists once per pipe, and a P4Runtime server answers a read of a cell either with
+    the pipes' sum or with one entity per pipe. Either way the sum is the port's count: the input and
+    policed counters count in the pipe a packet arrives on (ingress), so the port's traffic is split over
+    the pipes; every register read here is written only in the egress of its port, which the port's own
+    pipe alone runs, so the other pipes' cells stay at 0 (docs/porting.md, "Pipes")."""
+    counts: dict[tuple[str, int], tuple[int, int]] = {}
+    values: dict[tuple[str, int], int] = {}
     for e in entries:
         if isinstance(e, fy.P4CounterEntry) and e.counter_id in dp.RCP_COUNTERS and e.index is not None:
-            cells[e.counter_id, e.index] = e
+            nbytes, packets = counts.get((e.counter_id, e.index), (0, 0))
+            counts[e.counter_id, e.index] = (nbytes + e.byte_count, packets + e.packet_count)
         elif (isinstance(e, fy.P4RegisterEntry) and e.register_id in dp.RCP_REGISTERS_READ
               and e.index is not None and e.data is not None):
-            cells[e.register_id, e.index] = int(e.data)
-    missing = [(name, p) for name in (*dp.RCP_COUNTERS, *dp.RCP_REGISTERS_READ) for p in ports
-               if (name, p) not in cells]
+            cell = (e.register_id, e.index)
+            values[cell] = (values.get(cell, 0) + int(e.data)) % (1 << register_bits[e.register_id])
+    missing = [(name, p) for name in dp.RCP_COUNTERS for p in ports if (name, p) not in counts]
+    missing += [(name, p) for name in dp.RCP_REGISTERS_READ for p in ports if (name, p) not in values]
     if missing:
         raise SwitchUnavailable(f"counter read returned no value for {missing[:4]}")
-    return {p: PortCounters(input_bytes=cells[dp.COUNTER_INPUT, p].byte_count,
-                            input_packets=cells[dp.COUNTER_INPUT, p].packet_count,
-                            rtt_sum_us=cells[dp.REG_RTT_SUM, p], rtt_count=cells[dp.COUNTER_RTT_COUNT, p].packet_count,
-                            queue_depth_pkts=cells[dp.REG_QUEUE_DEPTH, p],
-                            policed_bytes=cells[dp.COUNTER_POLICED, p].byte_count,
-                            policed_packets=cells[dp.COUNTER_POLICED, p].packet_count,
-                            arrivals=cells[dp.REG_ARRIVALS, p],
-                            departures=cells[dp.COUNTER_DEPARTURES, p].packet_count)
+    return {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p][0], input_packets=counts[dp.COUNTER_INPUT, p][1],
+                            rtt_sum_us=values[dp.REG_RTT_SUM, p], rtt_count=counts[dp.COUNTER_RTT_COUNT, p][1],
+                            queue_depth=values[dp.REG_QUEUE_DEPTH, p],
+                            policed_bytes=counts[dp.COUNTER_POLICED, p][0],
+                            policed_packets=counts[dp.COUNTER_POLICED, p][1],
+                            arrivals=values[dp.REG_ARRIVALS, p], departures=counts[dp.COUNTER_DEPARTURES, p][1])
             for p in ports}
+
+
+def register_bits(schema: fy.P4Schema, name: str) -> int:
+    """The width of a register's cells in this program."""
+    return schema.registers[name].pbuf.type_spec.bitstring.bit.bitwidth
 
 
 def rtt_sum_bits(schema: fy.P4Schema) -> int:
     """Width of the RTT-sum register of this program (32 on every target today)."""
-    return schema.registers[dp.REG_RTT_SUM].pbuf.type_spec.bitstring.bit.bitwidth
+    return register_bits(schema, dp.REG_RTT_SUM)
 
 
 class _TaskFailure(logging.Filter):
@@ -194,17 +207,22 @@ class P4RuntimeDriver:
 
     def __init__(self, address: str, p4info: Path, device_config: Path | None = None, *, device_id: int = 1,
                  election_id: int = 10, side=None, timeout_s: float = 5.0, target: str = "tna"):
-        """target: the program the switch runs ("tna", "v1model"), for its policing epoch; a side driver's
-        target wins."""
+        """target: the switch (p4rcp.dataplane.TARGETS: "tna" Tofino 1, "t2na" Tofino 2, "v1model"), for its
+        policing epoch and its queue's unit; a side driver's target wins."""
+        if target not in dp.QUEUE_UNIT_BYTES:
+            raise ValueError(f"P4RuntimeDriver: unknown target {target!r}, not one of {', '.join(dp.TARGETS)}")
         self.address, self.device_id, self.timeout_s, self.side = address, device_id, timeout_s, side
         self.police_epoch_s = side.police_epoch_s if side is not None else dp.POLICE_EPOCH_S[target]
+        self.queue_unit_bytes = side.queue_unit_bytes if side is not None else dp.QUEUE_UNIT_BYTES[target]
         self.schema = fy.P4Schema(Path(p4info))
+        self._register_bits = {name: register_bits(self.schema, name) for name in dp.RCP_REGISTERS_READ}
         # P4Runtime's CounterData is 64-bit; the side driver, when there is one, reads the counts itself.
         self.counter_bits = side.counter_bits if side is not None else dp.COUNTER_BITS
         self.rtt_sum_bits = side.rtt_sum_bits if side is not None else rtt_sum_bits(self.schema)
         # Without a side driver the queues belong to the target's own configuration: a bit rate on
         # Tofino's traffic manager (and SUME's output queues).
         self.queue_rate_unit = side.queue_rate_unit if side is not None else "bytes"
+        self.sets_queues = side is not None
         self._options = fy.SwitchOptions(p4info=Path(p4info), p4blob=Path(device_config) if device_config else None,
                                          device_id=device_id, initial_election_id=election_id)
         self._loop: _EventLoopThread | None = None
@@ -270,7 +288,7 @@ class P4RuntimeDriver:
         if self.side is not None:
             return self.side.read_counters(ports, clock)
         at, entities = self._call("read counters", lambda sw: _collect_timed(sw.read(counter_reads()), clock))
-        return CounterRead(at, port_counters(entities, ports))
+        return CounterRead(at, port_counters(entities, ports, self._register_bits))
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
         if self.side is not None:

@@ -11,8 +11,10 @@ from scapy.packet import Packet, bind_layers
 RCP_UDP_PORT = 6577
 RCP_VERSION = 1
 RCP_HEADER_LEN = 16
-# Valid RTT samples satisfy 0 < rtt_us <= RCP_MAX_RTT_US (p4src/shared/defines.p4).
-RCP_MAX_RTT_US = 10_000_000
+# Valid RTT samples satisfy 0 < rtt_us <= RCP_MAX_RTT_US = 2^23 - 1 (8.39 s; p4src/shared/defines.p4: a power
+# of two, which routers test on the high bits).
+RCP_RTT_BITS = 23
+RCP_MAX_RTT_US = (1 << RCP_RTT_BITS) - 1
 # The lowest rate RCP gives a flow: routers clamp R there and senders send no slower.
 RCP_MIN_RATE_KBPS = 10
 

@@ -8,8 +8,10 @@ ZERO = PortCounters(0, 0, 0, 0, 0)
 
 class FakeDriver:
     def __init__(self, ports, counter_bits=64, rtt_sum_bits=32, queue_rate_unit="bytes",
-                 police_epoch_s=dp.POLICE_EPOCH_S["v1model"]):
+                 police_epoch_s=dp.POLICE_EPOCH_S["v1model"], queue_unit_bytes=None):
         self.counter_bits, self.rtt_sum_bits, self.queue_rate_unit = counter_bits, rtt_sum_bits, queue_rate_unit
+        self.queue_unit_bytes = queue_unit_bytes
+        self.sets_queues = True
         self.police_epoch_s = police_epoch_s
         self.counters = {p: ZERO for p in ports}
         self.rates: dict[int, int] = {}              # by cell: p4rcp.dataplane.rate_cell(port, class)
@@ -19,6 +21,7 @@ class FakeDriver:
         self.syn_rates: dict[int, tuple[int, list[int]]] = {}   # by port: (arrivals base, SYN stamps)
         self.syn_rate_writes: list[dict[int, tuple[int, list[int]]]] = []
         self.weight_classes: dict[tuple[int, int], int] = {}     # (port, DSCP) -> cell
+        self.cells_unstamped_when_classified: set[int] = set()   # cells the classes pointed at before a stamp
         self.routes = []
         self.queues = {}
         self.up = True
@@ -36,7 +39,7 @@ class FakeDriver:
         wrap, wrap_sum = (1 << self.counter_bits) - 1, (1 << self.rtt_sum_bits) - 1
         self.counters[port] = PortCounters((c.input_bytes + nbytes) & wrap, (c.input_packets + packets) & wrap,
                                            (c.rtt_sum_us + rtt_us) & wrap_sum, (c.rtt_count + samples) & wrap,
-                                           c.queue_depth_pkts if qdepth is None else qdepth,
+                                           c.queue_depth if qdepth is None else qdepth,
                                            (c.policed_bytes + policed_bytes) & wrap,
                                            (c.policed_packets + policed_packets) & wrap,
                                            (c.arrivals + arrivals) & 0xFFFFFFFF, (c.departures + departures) & wrap)
@@ -93,6 +96,7 @@ class FakeDriver:
         self._check()
         self.weight_classes = {(port, dscp): dp.rate_cell(port, classes.get(dscp, 0))
                                for port in ports for dscp in range(dp.NUM_DSCP)}
+        self.cells_unstamped_when_classified |= set(self.weight_classes.values()) - set(self.rates)
 
     def install_routes(self, routes):
         self._check()

@@ -41,7 +41,9 @@ def test_resync_programs_routes_queues_and_initial_rate():
     loop, driver, _, _ = make_loop()
     assert {r.prefix for r in driver.routes} == {f"{h.ip}/32" for h in TOPO.hosts.values()}
     assert driver.queues[PORT] == (1500, 64)
-    assert driver.rates == {dp.rate_cell(PORT): round(0.05 * C / 1000)}     # weight class 0: R
+    # weight class 0: R; the cell of ports without RCP: no stamp
+    assert driver.rates == {dp.rate_cell(PORT): round(0.05 * C / 1000), dp.UNCLASSIFIED_CELL: dp.RATE_NONE}
+    assert driver.cells_unstamped_when_classified == set(), "a class pointed at a cell not yet written"
 
 
 def test_first_read_is_a_baseline_then_y_uses_measured_time():
@@ -239,7 +241,8 @@ def test_run_recovers_from_restart_and_connection_loss():
         thread.join(2)
     assert not thread.is_alive()
     assert driver.queues[PORT] == (1500, 64)
-    assert all(0 < kbps <= C / 1000 for w in driver.rate_writes for kbps in w.values())
+    assert all(0 < kbps <= C / 1000 for w in driver.rate_writes for cell, kbps in w.items()
+               if cell != dp.UNCLASSIFIED_CELL)
     assert R_before > 0
 
 
@@ -325,7 +328,8 @@ def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their
     from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rate
     params = RcpParams(queue_packet_bytes=1000, feedforward=True)
     loop, driver, clock, _ = make_loop(params)
-    assert driver.syn_rates[PORT] == (0, [0] * dp.SYN_RATES), "no SYN cap before the first interval"
+    assert driver.syn_rates == {p: (0, [dp.RATE_NONE] * dp.SYN_RATES) for p in S1.ports}, (
+        "no SYN cap before the first interval, on any port of the switch")
     loop.step()
     R0 = loop.ports[PORT].R_bps
     y_bytes = int(C / 8 * 0.01)

@@ -43,7 +43,9 @@ def test_resync_installs_the_classes_and_writes_every_class_stamp():
     assert len(driver.weight_classes) == 64 * len(S1.rcp_ports)
     assert (driver.rate(PORT, 0), driver.rate(PORT, 1), driver.rate(PORT, 2)) == (
         round(R / 1000), round(R / 2000), round(R / 4000))
-    assert set(driver.rates) == {dp.rate_cell(p.number, k) for p in S1.rcp_ports for k in range(3)}
+    assert set(driver.rates) == {dp.rate_cell(p.number, k) for p in S1.rcp_ports for k in range(3)} | {
+        dp.UNCLASSIFIED_CELL}
+    assert driver.rates[dp.UNCLASSIFIED_CELL] == dp.RATE_NONE
 
 
 def test_R_rises_above_C_for_small_weights_and_every_stamp_is_capped_at_C():

@@ -18,6 +18,7 @@ from p4rcp.topology import Route
 
 FIXTURE = Path(__file__).with_name("fixtures") / "p4rcp.p4info.txtpb"
 BUILT = BUILD_P4INFO
+BITS = {name: 32 for name in dp.RCP_REGISTERS_READ}
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +87,23 @@ def test_port_counters_from_the_cells_read(schema):
     cells += [_counter_cell(schema, dp.COUNTER_POLICED, p, 100 * p, p) for p in (1, 2, 3)]
     cells += [_register_cell(schema, dp.REG_ARRIVALS, p, 7 * p) for p in (1, 2, 3)]
     cells += [_counter_cell(schema, dp.COUNTER_DEPARTURES, p, 0, 5 * p) for p in (1, 2, 3)]
-    assert pr.port_counters(cells, [1, 3]) == {
+    assert pr.port_counters(cells, [1, 3], BITS) == {
         1: PortCounters(input_bytes=2**62 + 1, input_packets=10, rtt_sum_us=2**32 - 1, rtt_count=4,
-                        queue_depth_pkts=1, policed_bytes=100, policed_packets=1, arrivals=7, departures=5),
+                        queue_depth=1, policed_bytes=100, policed_packets=1, arrivals=7, departures=5),
         3: PortCounters(input_bytes=2**62 + 3, input_packets=30, rtt_sum_us=2**32 - 3, rtt_count=12,
-                        queue_depth_pkts=3, policed_bytes=300, policed_packets=3, arrivals=21, departures=15)}
+                        queue_depth=3, policed_bytes=300, policed_packets=3, arrivals=21, departures=15)}
+
+
+def test_each_pipes_cells_add_up_registers_modulo_their_width(schema):
+    """A server that answers with one entity per pipe: counters are the pipes' sum; a register's cell is
+    written in one pipe only (the port's egress), the others read 0, and the sum wraps at the width."""
+    bits = {name: pr.register_bits(schema, name) for name in dp.RCP_REGISTERS_READ}
+    cells = [_register_cell(schema, name, 1, v) for name in dp.RCP_REGISTERS_READ for v in (0, 3, 2**bits[name] - 1)]
+    cells += [_counter_cell(schema, name, 1, 100 * v, v) for name in dp.RCP_COUNTERS for v in (0, 3, 2**32 - 1)]
+    [c] = pr.port_counters(cells, [1], bits).values()
+    assert (c.input_bytes, c.input_packets, c.rtt_count, c.departures) == (100 * (2**32 + 2), 2**32 + 2,
+                                                                            2**32 + 2, 2**32 + 2)
+    assert (c.rtt_sum_us, c.queue_depth, c.arrivals) == (2, 2, 2)          # (3 + 2^w - 1) mod 2^w
 
 
 def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
@@ -134,13 +147,25 @@ def test_a_read_without_a_ports_cell_is_no_counter_value(schema):
     cells = [_register_cell(schema, name, 1, 10) for name in dp.RCP_REGISTERS_READ]
     cells += [_counter_cell(schema, dp.COUNTER_INPUT, 1, 100, 1)]
     with pytest.raises(SwitchUnavailable, match=dp.COUNTER_RTT_COUNT):
-        pr.port_counters(cells, [1])
+        pr.port_counters(cells, [1], BITS)
 
 
 def test_counter_widths_come_from_the_program_and_p4runtime(schema):
     assert pr.rtt_sum_bits(schema) == dp.RTT_SUM_BITS
     driver = pr.P4RuntimeDriver("127.0.0.1:1", FIXTURE)
     assert (driver.counter_bits, driver.rtt_sum_bits, driver.queue_rate_unit) == (64, 32, "bytes")
+
+
+@pytest.mark.parametrize("target, unit, epoch", [("tna", 80, 2**24 * 1e-9), ("t2na", 176, 2**24 * 1e-9),
+                                                 ("v1model", None, 2**14 * 1e-6)])
+def test_the_target_gives_the_queue_unit_and_the_policing_epoch(target, unit, epoch):
+    driver = pr.P4RuntimeDriver("127.0.0.1:1", FIXTURE, target=target)
+    assert (driver.queue_unit_bytes, driver.police_epoch_s) == (unit, pytest.approx(epoch))
+
+
+def test_an_unknown_target_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown target 'tofino3'.*t2na"):
+        pr.P4RuntimeDriver("127.0.0.1:1", FIXTURE, target="tofino3")
 
 
 def test_without_a_side_driver_queues_are_refused_clearly():

@@ -32,7 +32,7 @@ def test_names_match_compiled_program():
     assert [k["name"] for k in classifier["key"]] == [dp.MATCH_PORT, dp.MATCH_DSCP]
     actions = {a["name"]: a for a in program["actions"]}
     assert {dp.ACTION_SET_NEXT_HOP, dp.ACTION_DROP, dp.ACTION_SET_CELL} <= set(actions)
-    # a miss reads the drop port's cells, which the control plane never writes
+    # a miss reads the drop port's cells: RATE_NONE as the control plane writes it, policing never written
     default = classifier["default_entry"]
     assert actions[dp.ACTION_SET_CELL]["id"] == default["action_id"]
     assert int(default["action_data"][0], 16) == dp.UNCLASSIFIED_CELL

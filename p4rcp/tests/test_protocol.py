@@ -31,3 +31,19 @@ def test_ref_and_refack_are_types_6_and_7_and_ref_is_a_forward_type():
     assert RCP(bytes(RCP(type=REF))).sprintf("%type%") == "REF"
     assert RCP(bytes(RCP(type=REFACK))).sprintf("%type%") == "REFACK"
     assert REF in FORWARD_TYPES and REFACK not in FORWARD_TYPES
+
+
+def test_the_rtt_bound_and_the_stamp_that_caps_nothing_are_the_p4_programs():
+    import re
+
+    from p4rcp import dataplane as dp
+    from p4rcp.protocol import RCP_MAX_RTT_US, RCP_RTT_BITS
+    from p4rcp.toolchain import ROOT
+    defines = (ROOT / "p4src" / "shared" / "defines.p4").read_text()
+    assert int(re.search(r"#define RCP_RTT_BITS (\d+)", defines).group(1)) == RCP_RTT_BITS
+    assert RCP_MAX_RTT_US == 2**RCP_RTT_BITS - 1 == 8_388_607
+    wire = (ROOT / "hosts" / "src" / "transport" / "wire.rs").read_text()         # what the senders clamp to
+    assert int(re.search(r"RCP_MAX_RTT_US: u32 = \(1 << (\d+)\) - 1;", wire).group(1)) == RCP_RTT_BITS
+    ns3 = (ROOT / "topo" / "ns3" / "model" / "rcp-header.h").read_text()        # the ns-3 engine's routers
+    assert int(re.search(r"RCP_MAX_RTT_US = \(1u << (\d+)\) - 1;", ns3).group(1)) == RCP_RTT_BITS
+    assert int(re.search(r"RCP_RATE_NONE = (0x[0-9A-Fa-f]+);", defines).group(1), 16) == dp.RATE_NONE == 2**32 - 1

@@ -32,9 +32,16 @@ const bit<4> RCP_TYPE_REFACK = 7;
 // flags: set on the first transmission of a flow's last DATA packet, by which routers count departures.
 const bit<8> RCP_FLAG_LAST = 0x01;
 
-// An RTT sample is valid when 0 < rtt_us <= RCP_MAX_RTT_US. Larger values are
-// stale or bogus estimates that would drag the router's average RTT d0.
-const rtt_us_t RCP_MAX_RTT_US = 10000000;
+// An RTT sample is valid when 0 < rtt_us < 2^RCP_RTT_BITS us (8.39 s): the bits above RCP_RTT_BITS are
+// 0. Larger values are stale or bogus estimates that would drag the router's average RTT d0. A bound that
+// is a power of two is a test of bits, which every target makes in one step (Tofino's gateways cannot
+// compare a 32-bit field with a constant; docs/porting.md).
+#define RCP_RTT_BITS 23
+const rtt_us_t RCP_MAX_RTT_US = (1 << RCP_RTT_BITS) - 1;
+
+// A stamp (rcp_rate, rcp_syn_rate) that caps nothing: the largest rate, so that the stamp is an unsigned
+// minimum on every target (Tofino's ALUs have one; docs/protocol.md, "The router").
+const rate_kbps_t RCP_RATE_NONE = 0xFFFFFFFF;
 
 // Weighted sharing (docs/protocol.md, "Weights"): the operator maps DSCP values to up to 8 weight classes;
 // class 0 (every DSCP without an entry) has weight 1. The stamp of class k on port p lives in cell

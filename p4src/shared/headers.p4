@@ -59,12 +59,6 @@ header rcp_h {
     rate_kbps_t feedback_kbps;
 }
 
-// A policing cell (TNA's register pair): the epoch it was last written in and its bucket (bytes).
-struct police_cell_t {
-    bit<32> epoch;
-    bit<32> bytes;
-}
-
 struct headers_t {
     ethernet_h ethernet;
     ipv4_h     ipv4;

@@ -2,8 +2,9 @@
 
 Port i of the switch leads to subnet 10.0.i.0/24 (next hop MAC HOST_MAC[i]).
 Every test starts with RCP set up on every port as the control loop leaves it
-(weight_classifier entries for every DSCP, all in class 0) but with no stamp
-(R = 0), no policing, no SYN stamps, the policing sketch and the arrivals empty; tearDown puts it
+(weight_classifier entries for every DSCP, all in class 0, and the unclassified
+cell's stamp RATE_NONE) but with no stamp (R = RATE_NONE), no policing, no SYN
+stamps (RATE_NONE), the policing sketch and the arrivals empty; tearDown puts it
 back.
 Counters are monotonic, so tests assert deltas between snapshots, on every port
 (and on the drop port's cell, which nothing may count into).
@@ -103,11 +104,13 @@ class RcpTest(BaseTest):
         BaseTest.tearDown(self)
 
     def clean(self):
-        """RCP on every port, no stamp, no weights, no policing, an empty sketch."""
-        self.set_weight_classes({})
-        self.switch.write_rates_kbps({dp.rate_cell(p, k): 0 for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
+        """RCP on every port, no stamp, no weights, no policing, an empty sketch (the cells as the control loop
+        writes them at resync: control_plane/loop.py)."""
+        self.switch.write_rates_kbps({**{dp.rate_cell(p, k): dp.RATE_NONE for p in PORTS
+                                         for k in range(dp.NUM_WEIGHT_CLASSES)}, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
         self.switch.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
-        self.switch.write_syn_rates({p: (0, [0] * dp.SYN_RATES) for p in PORTS})
+        self.switch.write_syn_rates({p: (0, [dp.RATE_NONE] * dp.SYN_RATES) for p in PORTS})
+        self.set_weight_classes({})
         for row in (*dp.REG_POLICE_ROWS, dp.REG_ARRIVALS):
             self.switch.reset_register(row)     # (after the writes: the switch has applied them)
 

@@ -2,7 +2,7 @@
 
 Each interval the control plane writes rcp_arrivals_base[p] (the arrivals so far) and the stamps S_1 ..
 S_SYN_RATES of the interval's 1st .. SYN_RATES-th SYN; later SYNs take the last. A SYN leaves with
-min(its rate, R, S_k); a stamp of 0 caps nothing.
+min(its rate, R, S_k); a stamp of RATE_NONE caps nothing.
 """
 
 from base import ARRIVALS, DEPARTURES, RcpTest, rcp_packet, routed
@@ -55,10 +55,10 @@ class StampIsAMinimumTest(FeedforwardTest):
         self.syn_is_stamped(10 * R, R)
 
 
-class ZeroStampCapsNothingTest(FeedforwardTest):
-    """Feedforward off (every S_k = 0): a SYN is stamped with R alone, and still counted."""
+class NoneStampCapsNothingTest(FeedforwardTest):
+    """Feedforward off (every S_k = RATE_NONE): a SYN is stamped with R alone, and still counted."""
     def runTest(self):
-        self.set_syn_rates(2, self.arrivals(), [0] * dp.SYN_RATES)
+        self.set_syn_rates(2, self.arrivals(), [dp.RATE_NONE] * dp.SYN_RATES)
         self.syn_is_stamped(10 * R, R)
         self.syn_is_stamped(10 * R, R)
 

@@ -5,6 +5,7 @@ from scapy.layers.inet import UDP
 from scapy.layers.l2 import Ether
 
 from base import RcpTest, rcp_packet, routed
+from p4rcp import dataplane as dp
 from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, REF, REFACK, SYN, SYNACK
 
 R = 5000
@@ -56,16 +57,16 @@ class RateAtOrBelowRUnchangedTest(StampTest):
 
 
 class RcpOffPortUntouchedTest(RcpTest):
-    """R = 0 means RCP is off on the port: no stamp, but counters still run."""
+    """R = RATE_NONE means RCP is off on the port: no stamp, but counters still run."""
     def runTest(self):
-        self.set_rates({2: 0, 3: R})
+        self.set_rates({2: dp.RATE_NONE, 3: R})
         pkt = rcp_packet(rate_kbps=8000)
         self.forward_and_check(pkt, 2, routed(pkt, 2), rtt_us=30000)
 
 
 class PortWithoutClassesIsNotStampedTest(StampTest):
     """A port the control plane installed no weight classes for (not an RCP port) reads the drop port's
-    cell: no stamp, whatever the other ports' R; counters still run."""
+    cell, RATE_NONE: no stamp, whatever the other ports' R; counters still run."""
     def runTest(self):
         self.switch.install_weight_classes([0, 1, 3], {})
         pkt = rcp_packet(rate_kbps=8000)

@@ -26,6 +26,8 @@ class Ns3Driver:
     counter_bits = 64
     rtt_sum_bits = 64         # RcpQueueDisc keeps 64 bits (the v1model register has 32)
     queue_rate_unit = "bytes"
+    queue_unit_bytes = None   # QueueDepthPackets counts packets
+    sets_queues = True
     police_epoch_s = dp.POLICE_EPOCH_S["v1model"]     # the router it stands in for (no policing here)
 
     def __init__(self, network: SimNetwork, switch: str):
@@ -43,23 +45,26 @@ class Ns3Driver:
             disc = self.network.rcp_disc(self.switch, port)
             counts[port] = PortCounters(input_bytes=disc.InputBytes(), input_packets=disc.InputPackets(),
                                         rtt_sum_us=disc.RttSumUs(), rtt_count=disc.RttCount(),
-                                        queue_depth_pkts=disc.QueueDepthPackets())
+                                        queue_depth=disc.QueueDepthPackets())
         return CounterRead(at=clock(), ports=counts)
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
-        """Cells of weight class 0 only (the loop writes no others without dscp_weights)."""
+        """Cells of weight class 0 only (the loop writes no others without dscp_weights). RATE_NONE (no
+        stamp) is the model's R = 0; the unclassified cell, for ports without RCP, has no queue disc here."""
         for cell, kbps in rates.items():
+            if cell == dp.UNCLASSIFIED_CELL:
+                continue
             port, weight_class = divmod(cell, dp.NUM_WEIGHT_CLASSES)
             if weight_class:
                 raise ValueError(f"the ns-3 router model has no weight classes (cell {cell})")
-            self.network.rcp_disc(self.switch, port).SetRateKbps(kbps)
+            self.network.rcp_disc(self.switch, port).SetRateKbps(0 if kbps == dp.RATE_NONE else kbps)
 
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
         if any(pair != (0, 0) for pair in params.values()):
             raise ValueError("the ns-3 router model has no policing")
 
     def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
-        if any(k != 0 for _, stamps in rates.values() for k in stamps):
+        if any(k != dp.RATE_NONE for _, stamps in rates.values() for k in stamps):
             raise ValueError("the ns-3 router model has no SYN stamps (the feedforward)")
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:

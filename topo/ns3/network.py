@@ -25,7 +25,8 @@ SWITCH_ADDRESSES = ipaddress.ip_network("192.168.0.0/16")
 # A sender NIC's queue: the Mininet hosts' (topo/network.py, ACCESS_QUEUE_FRAMES).
 ACCESS_QUEUE_FRAMES = 1000
 RTT_SAMPLES = ("departure", "arrival")          # RcpQueueDisc's RttSamples: p4rcp's, ns-2's
-QUEUE_SAMPLES = ("enqueue-depth", "at-read")    # RcpQueueDisc's QueueSample: p4rcp's, ns-2's
+# RcpQueueDisc's QueueSample: p4rcp's (deq_qdepth), p4rcp's before issue 32 (enq_qdepth), ns-2's
+QUEUE_SAMPLES = ("departure-depth", "enqueue-depth", "at-read")
 
 
 @dataclass
@@ -40,7 +41,7 @@ class Port:
 class RouterOptions:
     """Where RcpQueueDisc differs from ns-2's rcp.cc, as options (topo/ns3/model/rcp-queue-disc.h)."""
     rtt_samples: str = "departure"
-    queue_sample: str = "enqueue-depth"
+    queue_sample: str = "departure-depth"
 
     def __post_init__(self):
         if self.rtt_samples not in RTT_SAMPLES:

@@ -14,8 +14,9 @@ pub const RCP_UDP_PORT: u16 = 6577;
 pub const RCP_VERSION: u8 = 1;
 /// Length of the RCP header.
 pub const RCP_HEADER_LEN: usize = 16;
-/// Largest RTT (µs) a router accepts as a valid sample (`RCP_MAX_RTT_US`).
-pub const RCP_MAX_RTT_US: u32 = 10_000_000;
+/// Largest RTT (µs) a router accepts as a valid sample (`RCP_MAX_RTT_US`):
+/// 2^23 - 1, so that routers test the high bits (`docs/protocol.md`).
+pub const RCP_MAX_RTT_US: u32 = (1 << 23) - 1;
 /// The lowest rate RCP gives a flow: routers clamp R there (the control
 /// plane's R_min) and senders send no slower (`--min-rate`'s default).
 pub const RCP_MIN_RATE_KBPS: u32 = 10;

@@ -25,7 +25,8 @@
 #define RELOP_GT  8w2
 // Four 10G ports NF0..NF3 (one-hot bits 0, 2, 4, 6), registers indexed 0..3.
 typedef bit<2> port_index_t;
-// One cell per (port, weight class): (port << 3) | class; cell 32 is never written (no stamp, no policing).
+// One cell per (port, weight class): (port << 3) | class; cell 32 holds RCP_RATE_NONE (no stamp, written by
+// the control plane: SUME's registers start at 0, as bmv2's do) and no policing.
 typedef bit<6> rate_cell_t;
 #define UNCLASSIFIED_CELL 6w32
 // One SYN stamp per (port, k): (port << SYN_RATE_BITS) | (k - 1).
@@ -294,15 +295,15 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                         if (k >= SYN_RATES) { k = SYN_RATES - 1; }
                         rate_kbps_t syn_rate;
                         rcp_syn_rate_reg_rw(p ++ k[SYN_RATE_BITS - 1:0], 0, REG_READ, syn_rate);
-                        if (syn_rate != 0 && syn_rate < R) { R = syn_rate; }
+                        if (syn_rate < R) { R = syn_rate; }
                     } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
                         rcp_departures_reg_raw(p, 0, 1, REG_ADD, unused);
                     }
-                    if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {       // comparison 1
+                    if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {   // comparison 1
                         rcp_rtt_sum_reg_raw(p, 0, hdr.rcp.rtt_us, REG_ADD, unused);       // addition 2
                         rcp_rtt_count_reg_raw(p, 0, 1, REG_ADD, unused);                  // addition 3
                     }
-                    if (R != 0 && hdr.rcp.rate_kbps > R) {                                // comparison 2
+                    if (hdr.rcp.rate_kbps > R) {                                          // comparison 2
                         hdr.udp.checksum = udp_csum_replace32(hdr.udp.checksum, hdr.rcp.rate_kbps, R);
                         hdr.rcp.rate_kbps = R;
                     }

@@ -1,7 +1,12 @@
 // p4rcp for Tofino (TNA). Same per-packet RCP work as the v1model program,
 // written for Tofino's stateful ALUs; docs/porting.md says what differs.
 #include <core.p4>
+// bf-p4c defines __TARGET_TOFINO__ by --target: 1 (tofino, --arch tna), 2 (tofino2, --arch t2na).
+#if __TARGET_TOFINO__ == 2
+#include <t2na.p4>
+#else
 #include <tna.p4>
+#endif
 
 #include "../../shared/headers.p4"
 
@@ -17,9 +22,11 @@ typedef bit<12> syn_cell_t;
 #define WEIGHT_CLASSIFIER_SIZE 4096
 // The drop port's cells (port 511), never written: no stamp, no policing.
 #define UNCLASSIFIED_CELL 4088
+// Tofino's ingress byte counts include the Ethernet FCS; R counts frames without it.
+#define ETHERNET_FCS_BYTES 4
 
 // From ingress to egress, ahead of the Ethernet header: the stamp of the packet's (port, class) cell,
-// read in ingress with the class (0 for packets that are not forward RCP packets).
+// read in ingress with the class (used only for forward RCP packets).
 header bridged_h {
     rate_kbps_t rate;
 }
@@ -33,19 +40,28 @@ struct tna_headers_t {
     rcp_h      rcp;
 }
 
+// Metadata starts at 0 (false) in every packet, set by the compiler rather than by the parser: a parser
+// field written twice (an initial value, then a checksum's result) is an error on Tofino 2. So the front
+// end's warning that a parser may leave its metadata uninitialized does not apply, and is off.
+@pa_auto_init_metadata
+@diagnostic("uninitialized_out_param", "disable")
 struct ingress_metadata_t {
     bool ipv4_checksum_error;
+    rate_cell_t cell;           // the packet's (port, weight class)
     rate_kbps_t rate;
     bit<32> police_bytes;       // the cell's allowance per epoch
     bit<32> police_limit;       // the cell's bucket limit; 0 = policing off
     bit<32> police_epoch;       // policing.p4's working values
     bit<32> police_len;
-    bit<32> police_leak_less_len;   // the allowance less this packet, saturating at 0
-    bit<32> police_room;            // the limit less this packet, saturating at 0
+    bit<32> police_leak;        // a new epoch's leak: the allowance less this packet, saturating at 0
+    bit<32> police_room;        // the most a bucket may hold before this packet: the limit less it
+    bit<32> police_leak_room;   // the same for a bucket that leaks first: the limit plus the leak
+    bit<32> police_limit_and_allowance;
 }
 
 struct egress_metadata_t {
     bit<16> udp_checksum_residual;   // UDP checksum without the old checksum and rate
+    bool udp_checksum_update;        // a stamped datagram that carries a checksum (the deparser's condition)
 }
 
 #include "parser.p4"

@@ -1,7 +1,12 @@
-// TNA parsers and deparsers. Ingress routes on IPv4 and parses the RCP header of
-// forward packets (their weight class and policing run before the queue); egress
-// re-parses the packet down to the RCP header and keeps the UDP checksum's
-// residual so the deparser can fold the stamped rate back in (Checksum extern).
+// TNA parsers and deparsers. Both parsers take the RCP header of forward packets only (DATA, SYN, REF
+// of this version), as on v1model: ingress for their weight class and policing, before the queue; egress
+// for the rest of the RCP work, and to keep the UDP checksum's residual so that the deparser can fold
+// the stamped rate back in (Checksum extern).
+//
+// What Tofino's parser asks for (docs/porting.md): a state matches at most 4 bytes (Tofino 1: one 16-bit
+// and two 8-bit match registers), so the UDP ports are looked at before the header is extracted and the
+// length after; a checksum operation sits in the state that extracts its field; metadata starts at 0
+// (@pa_auto_init_metadata), so no parser writes a field twice.
 
 parser RcpIngressParser(packet_in pkt, out tna_headers_t hdr, out ingress_metadata_t meta,
                         out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -10,14 +15,6 @@ parser RcpIngressParser(packet_in pkt, out tna_headers_t hdr, out ingress_metada
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta.ipv4_checksum_error = false;
-        meta.rate = 0;
-        meta.police_bytes = 0;
-        meta.police_limit = 0;
-        meta.police_epoch = 0;
-        meta.police_len = 0;
-        meta.police_leak_less_len = 0;
-        meta.police_room = 0;
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
@@ -29,23 +26,31 @@ parser RcpIngressParser(packet_in pkt, out tna_headers_t hdr, out ingress_metada
         pkt.extract(hdr.ipv4);
         ipv4_checksum.add(hdr.ipv4);
         meta.ipv4_checksum_error = ipv4_checksum.verify();
+        // Only whole, unfragmented datagrams without options hold an L4 header we can trust.
         transition select(hdr.ipv4.ihl, hdr.ipv4.flags[0:0], hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
             (5, 0, 0, IP_PROTO_UDP): parse_udp;
             default: accept;
         }
     }
 
+    // RCP when the source or the destination port is RCP's: the two ports, ahead of the extraction.
     state parse_udp {
-        pkt.extract(hdr.udp);
-        // Tofino's parser has no comparator: the length test is a range keyset.
-        transition select(hdr.udp.length, hdr.udp.src_port, hdr.udp.dst_port) {
-            (UDP_HEADER_BYTES + RCP_HEADER_BYTES .. 0xffff, RCP_UDP_PORT, _): parse_rcp_type;
-            (UDP_HEADER_BYTES + RCP_HEADER_BYTES .. 0xffff, _, RCP_UDP_PORT): parse_rcp_type;
+        transition select(pkt.lookahead<bit<32>>()) {
+            RCP_UDP_PORT ++ 16w0 &&& 0xffff0000: parse_rcp_udp;
+            16w0 ++ RCP_UDP_PORT &&& 0x0000ffff: parse_rcp_udp;
             default: accept;
         }
     }
 
-    // Forward RCP packets only (DATA, SYN, REF of this version), as on v1model.
+    // A datagram on the RCP port too short for the header is not RCP (a range keyset: no comparator).
+    state parse_rcp_udp {
+        pkt.extract(hdr.udp);
+        transition select(hdr.udp.length) {
+            UDP_HEADER_BYTES + RCP_HEADER_BYTES .. 0xffff: parse_rcp_type;
+            default: accept;
+        }
+    }
+
     state parse_rcp_type {
         transition select(pkt.lookahead<bit<8>>()) {
             RCP_VERSION ++ RCP_TYPE_DATA: parse_rcp;
@@ -80,7 +85,6 @@ parser RcpEgressParser(packet_in pkt, out tna_headers_t hdr, out egress_metadata
 
     state start {
         pkt.extract(eg_intr_md);
-        meta.udp_checksum_residual = 0;
         pkt.extract(hdr.bridged);
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
@@ -91,7 +95,7 @@ parser RcpEgressParser(packet_in pkt, out tna_headers_t hdr, out egress_metadata
 
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
-        // Ingress dropped options; only unfragmented datagrams carry a trustworthy L4 header.
+        // Ingress dropped options.
         transition select(hdr.ipv4.flags[0:0], hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
             (0, 0, IP_PROTO_UDP): parse_udp;
             default: accept;
@@ -99,17 +103,34 @@ parser RcpEgressParser(packet_in pkt, out tna_headers_t hdr, out egress_metadata
     }
 
     state parse_udp {
+        transition select(pkt.lookahead<bit<32>>()) {
+            RCP_UDP_PORT ++ 16w0 &&& 0xffff0000: parse_rcp_udp;
+            16w0 ++ RCP_UDP_PORT &&& 0x0000ffff: parse_rcp_udp;
+            default: accept;
+        }
+    }
+
+    // The residual leaves out the two words the stamp may change: the checksum and the rate.
+    state parse_rcp_udp {
         pkt.extract(hdr.udp);
-        transition select(hdr.udp.length, hdr.udp.src_port, hdr.udp.dst_port) {
-            (UDP_HEADER_BYTES + RCP_HEADER_BYTES .. 0xffff, RCP_UDP_PORT, _): parse_rcp;
-            (UDP_HEADER_BYTES + RCP_HEADER_BYTES .. 0xffff, _, RCP_UDP_PORT): parse_rcp;
+        udp_checksum.subtract({hdr.udp.checksum});
+        transition select(hdr.udp.length) {
+            UDP_HEADER_BYTES + RCP_HEADER_BYTES .. 0xffff: parse_rcp_type;
+            default: accept;
+        }
+    }
+
+    state parse_rcp_type {
+        transition select(pkt.lookahead<bit<8>>()) {
+            RCP_VERSION ++ RCP_TYPE_DATA: parse_rcp;
+            RCP_VERSION ++ RCP_TYPE_SYN: parse_rcp;
+            RCP_VERSION ++ RCP_TYPE_REF: parse_rcp;
             default: accept;
         }
     }
 
     state parse_rcp {
         pkt.extract(hdr.rcp);
-        udp_checksum.subtract({hdr.udp.checksum});
         udp_checksum.subtract({hdr.rcp.rate_kbps});
         meta.udp_checksum_residual = udp_checksum.get();
         transition accept;
@@ -121,8 +142,9 @@ control RcpEgressDeparser(packet_out pkt, inout tna_headers_t hdr, in egress_met
     Checksum() udp_checksum;
 
     apply {
-        // A datagram sent without a checksum (0) keeps 0; a computed 0 goes out as 0xFFFF.
-        if (hdr.rcp.isValid() && hdr.udp.checksum != 0) {
+        // A datagram sent without a checksum (0) keeps 0 (rcp.p4 sets the condition only for the others);
+        // a computed 0 goes out as 0xFFFF.
+        if (meta.udp_checksum_update) {
             hdr.udp.checksum = udp_checksum.update({hdr.rcp.rate_kbps, meta.udp_checksum_residual}, true);
         }
         pkt.emit(hdr);          // the bridged header is invalid by now (rcp.p4)

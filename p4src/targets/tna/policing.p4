@@ -1,7 +1,12 @@
 // Policing on TNA, in ingress before the traffic manager's queues: the v1model rule (docs/dataplane.md,
-// "Policing") with one stateful ALU per row. A cell is a pair (epoch, bytes); the epoch is 2^24 ns of
-// the ingress parser's global timestamp. Row 0 counts every packet; a packet over the limit there goes to
-// row 1, which counts what it lets through and drops the rest.
+// "Policing"). A sketch cell is two registers, as on SUME: the epoch it was last written in and its bucket
+// (bytes); the epoch is 2^24 ns of the ingress parser's global timestamp. Row 0 counts every packet; a
+// packet over the limit there goes to row 1, which counts what it lets through and drops the rest.
+//
+// A stateful ALU takes at most two packet values (p4c's Tofino back end, mau/tofino/input_xbar.cpp), so
+// a cell's epoch is one stateful ALU and its bucket another, which runs one of two RegisterActions: the
+// bucket of a cell already in this epoch takes the packet; the bucket of a cell of an earlier epoch leaks
+// first. Each compares the bucket with one precomputed bound, so that no gateway compares two fields.
 //
 // What the ALUs do differently from v1model: the first packet of an epoch into a cell of an earlier
 // epoch leaves bytes - allowance + length, saturating at 0 (v1model: max(bytes - allowance, 0) + length;
@@ -18,50 +23,83 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
     Hash<police_index_t>(HashAlgorithm_t.CUSTOM, crc32) hash_row0;
     Hash<police_index_t>(HashAlgorithm_t.CUSTOM, crc16) hash_row1;
 
-    @name(".rcp_police_row0") Register<police_cell_t, police_index_t>(POLICE_CELLS) rcp_police_row0;
-    @name(".rcp_police_row1") Register<police_cell_t, police_index_t>(POLICE_CELLS) rcp_police_row1;
+    @name(".rcp_police_row0_epoch") Register<bit<32>, police_index_t>(POLICE_CELLS, 0) rcp_police_row0_epoch;
+    @name(".rcp_police_row0_bytes") Register<bit<32>, police_index_t>(POLICE_CELLS, 0) rcp_police_row0_bytes;
+    @name(".rcp_police_row1_epoch") Register<bit<32>, police_index_t>(POLICE_CELLS, 0) rcp_police_row1_epoch;
+    @name(".rcp_police_row1_bytes") Register<bit<32>, police_index_t>(POLICE_CELLS, 0) rcp_police_row1_bytes;
     @name(".rcp_policed") Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS_AND_BYTES) rcp_policed;
 
-    // Row 0: the bucket with this packet in it.
-    RegisterAction<police_cell_t, police_index_t, bit<32>>(rcp_police_row0) count_flow = {
-        void apply(inout police_cell_t cell, out bit<32> bytes) {
-            if (cell.epoch == meta.police_epoch) {
-                cell.bytes = cell.bytes |+| meta.police_len;
-            } else {
-                cell.bytes = cell.bytes |-| meta.police_leak_less_len;
-            }
-            cell.epoch = meta.police_epoch;
-            bytes = cell.bytes;
+    // A cell's epoch: this one from now on; says whether it was an earlier one.
+    RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_epoch) new_epoch_row0 = {
+        void apply(inout bit<32> epoch, out bit<1> earlier) {
+            earlier = 0;
+            if (epoch != meta.police_epoch) { earlier = 1; }
+            epoch = meta.police_epoch;
+        }
+    };
+    RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row1_epoch) new_epoch_row1 = {
+        void apply(inout bit<32> epoch, out bit<1> earlier) {
+            earlier = 0;
+            if (epoch != meta.police_epoch) { earlier = 1; }
+            epoch = meta.police_epoch;
         }
     };
 
-    // Row 1: counts the packet if it fits under the limit; says whether it did not.
-    RegisterAction<police_cell_t, police_index_t, bit<1>>(rcp_police_row1) meter_flow = {
-        void apply(inout police_cell_t cell, out bit<1> over) {
+    // Row 0: the bucket with this packet in it; says whether that is over the limit.
+    RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_bytes) count_row0 = {
+        void apply(inout bit<32> bytes, out bit<1> over) {
             over = 0;
-            if (cell.epoch != meta.police_epoch) {
-                cell.bytes = cell.bytes |-| meta.police_leak_less_len;
-            } else if (cell.bytes > meta.police_room) {
+            if (bytes > meta.police_room) { over = 1; }                                    // comparison 3
+            bytes = bytes |+| meta.police_len;
+        }
+    };
+    RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_bytes) leak_row0 = {
+        void apply(inout bit<32> bytes, out bit<1> over) {
+            over = 0;
+            if (bytes > meta.police_leak_room) { over = 1; }                               // comparison 3
+            bytes = bytes |-| meta.police_leak;
+        }
+    };
+
+    // Row 1: counts the packet if it fits under the limit; says whether it did not. The first packet of
+    // an epoch always fits.
+    RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row1_bytes) meter_row1 = {
+        void apply(inout bit<32> bytes, out bit<1> over) {
+            over = 0;
+            if (bytes > meta.police_room) {                                                 // comparison 4
                 over = 1;
             } else {
-                cell.bytes = cell.bytes + meta.police_len;
+                bytes = bytes + meta.police_len;
             }
-            cell.epoch = meta.police_epoch;
         }
+    };
+    RegisterAction<bit<32>, police_index_t, void>(rcp_police_row1_bytes) leak_row1 = {
+        void apply(inout bit<32> bytes) { bytes = bytes |-| meta.police_leak; }
     };
 
     apply {
         meta.police_epoch = (bit<32>) timestamp_ns[47:24];
         meta.police_len = (bit<32>) hdr.ipv4.total_len + 14;         // the Ethernet frame, as R counts it
-        meta.police_leak_less_len = meta.police_bytes |-| meta.police_len;
+        meta.police_limit_and_allowance = meta.police_limit |+| meta.police_bytes;
+        meta.police_leak = meta.police_bytes |-| meta.police_len;
         meta.police_room = meta.police_limit |-| meta.police_len;
-        bit<32> bytes = count_flow.execute(hash_row0.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
-                                                          hdr.udp.src_port, hdr.udp.dst_port}));
-        if (bytes > meta.police_limit) {                                                   // comparison 3
-            if (meter_flow.execute(hash_row1.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
-                                                  hdr.udp.src_port, hdr.udp.dst_port})) == 1) {
+        // max(bytes - leak, 0) > limit exactly when bytes > limit + leak (the allowance covers a frame)
+        meta.police_leak_room = meta.police_limit_and_allowance |-| meta.police_len;
+        police_index_t i0 = hash_row0.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.udp.src_port, hdr.udp.dst_port});
+        bit<1> over;
+        if (new_epoch_row0.execute(i0) == 1) {
+            over = leak_row0.execute(i0);
+        } else {
+            over = count_row0.execute(i0);
+        }
+        if (over == 1) {
+            police_index_t i1 = hash_row1.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
+                                               hdr.udp.src_port, hdr.udp.dst_port});
+            if (new_epoch_row1.execute(i1) == 1) {
+                leak_row1.execute(i1);
+            } else if (meter_row1.execute(i1) == 1) {
                 ig_dprsr_md.drop_ctl = 1;
-                rcp_policed.count(port);
+                rcp_policed.count(port, ETHERNET_FCS_BYTES);
             }
         }
     }

@@ -7,7 +7,11 @@
 // Register cells are 32 bits, Tofino's stateful-ALU width. The RTT sum wraps;
 // the control plane takes its deltas modulo 2^32 (control_plane/loop.py
 // counter_delta with rtt_sum_bits = 32), exact while the samples of one
-// interval add up to less than 2^31 us. docs/porting.md has the details.
+// interval add up to less than 2^31 us. Comparison 2 and the SYN stamp are
+// unsigned minimums (TNA's min, one ALU instruction), so a stamp that caps
+// nothing is RCP_RATE_NONE. Every register here is indexed by the output
+// port, whose own pipe is the only one that runs its egress: the control
+// plane reads each port's cell from one pipe. docs/porting.md has the details.
 
 control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
                   in egress_intrinsic_metadata_t eg_intr_md,
@@ -16,7 +20,8 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
                   inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     @name(".rcp_rtt_sum")     Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_sum;
     @name(".rcp_rtt_count")   Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_rtt_count;
-    // The queue (cells of 80 bytes on Tofino 1) the departing packet leaves behind: 0 once p has drained.
+    // The queue (cells: 80 bytes on Tofino 1, 176 on Tofino 2) the departing packet leaves behind: 0 once p
+    // has drained.
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
 
     // The flow-count feedforward (docs/control_plane.md, "Sudden load"), as on v1model: SYNs counted per
@@ -25,7 +30,8 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // writes the base without touching the running count.
     @name(".rcp_arrivals")      Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals;
     @name(".rcp_arrivals_base") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals_base;
-    @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, 0) rcp_syn_rate;
+    // A SYN stamp of RCP_RATE_NONE (the feedforward off, and a cell never written) caps nothing.
+    @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, RCP_RATE_NONE) rcp_syn_rate;
     @name(".rcp_departures")    Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_departures;
 
     RegisterAction<bit<32>, PortId_t, bit<32>>(rcp_arrivals) count_arrival = {
@@ -48,27 +54,23 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     apply {
         PortId_t p = eg_intr_md.egress_port;
         record_queue_depth.execute(p);
-
-        bool is_forward_rcp = hdr.rcp.isValid() && hdr.rcp.version == RCP_VERSION
-            && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN || hdr.rcp.type == RCP_TYPE_REF);
-        if (is_forward_rcp) {
-            // The stamp of the packet's (port, class) cell, read in ingress and bridged; 0 = RCP off.
+        // Valid only on forward RCP packets (DATA, SYN, REF): parser.p4 extracts no other RCP header.
+        if (hdr.rcp.isValid()) {
+            // The stamp of the packet's (port, class) cell, read in ingress and bridged.
             rate_kbps_t stamp = hdr.bridged.rate;
             if (hdr.rcp.type == RCP_TYPE_SYN) {
-                bit<32> k = count_arrival.execute(p) - read_arrivals_base.execute(p);   // 0 for the first
-                if (k >= SYN_RATES) { k = SYN_RATES - 1; }
-                rate_kbps_t syn_rate = read_syn_rate.execute(p ++ k[SYN_RATE_BITS - 1:0]);
-                if (syn_rate != 0 && syn_rate < stamp) { stamp = syn_rate; }
+                // k - 1: 0 for the interval's first SYN, the last cell for the SYN_RATES-th and later.
+                bit<32> k = min(count_arrival.execute(p) - read_arrivals_base.execute(p), SYN_RATES - 1);
+                stamp = min(stamp, read_syn_rate.execute(p ++ k[SYN_RATE_BITS - 1:0]));
             } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
                 rcp_departures.count(p);
             }
-            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {                      // comparison 1
+            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {                  // comparison 1
                 add_rtt.execute(p);
                 rcp_rtt_count.count(p);                                                             // addition 3
             }
-            if (stamp != 0 && hdr.rcp.rate_kbps > stamp) {                                      // comparison 2
-                hdr.rcp.rate_kbps = stamp;
-            }
+            hdr.rcp.rate_kbps = min(hdr.rcp.rate_kbps, stamp);                                  // comparison 2
+            meta.udp_checksum_update = hdr.udp.checksum != 0;
         }
         hdr.bridged.setInvalid();
     }

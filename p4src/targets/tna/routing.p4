@@ -30,12 +30,16 @@ control RcpIngress(inout tna_headers_t hdr, inout ingress_metadata_t meta,
 
     // RCP addition 1 runs here, on arrival, once the route chose the port:
     // Tofino's egress runs after the traffic manager's queues (see rcp.p4).
-    // A counter extern, as on v1model: packets and bytes in one operation.
+    // A counter extern, as on v1model: packets and bytes in one operation. Ingress byte counts include the
+    // frame's 4-byte FCS, which count() takes off, so that bytes are the frame as R counts it (bmv2's
+    // packet_length, the policer's length). Each pipe counts the packets that arrive on its own ports: the
+    // control plane adds up the pipes (control_plane/p4runtime.py).
     @name(".rcp_input") Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS_AND_BYTES) rcp_input;
 
-    // Per (port, weight class) cell, written by the control plane: the stamp min(gamma C, w_k R), the
-    // policing allowance and limit. Each is read by a stateful ALU in the class's action.
-    @name(".rcp_rate")         Register<rate_kbps_t, rate_cell_t>(RATE_CELLS, 0) rcp_rate;
+    // Per (port, weight class) cell, written by the control plane: the stamp min(gamma C, w_k R)
+    // (RCP_RATE_NONE, never written: no stamp), the policing allowance and limit (0: off). Each is read by
+    // a stateful ALU of its own once the class chose the cell: a Tofino table addresses one stateful ALU.
+    @name(".rcp_rate")         Register<rate_kbps_t, rate_cell_t>(RATE_CELLS, RCP_RATE_NONE) rcp_rate;
     @name(".rcp_police_bytes") Register<bit<32>, rate_cell_t>(RATE_CELLS, 0) rcp_police_bytes;
     @name(".rcp_police_limit") Register<bit<32>, rate_cell_t>(RATE_CELLS, 0) rcp_police_limit;
     RegisterAction<rate_kbps_t, rate_cell_t, rate_kbps_t>(rcp_rate) read_rate = {
@@ -50,9 +54,7 @@ control RcpIngress(inout tna_headers_t hdr, inout ingress_metadata_t meta,
 
     @name(".set_cell_weight_classifier")
     action set_cell_weight_classifier(rate_cell_t cell) {
-        meta.rate = read_rate.execute(cell);
-        meta.police_bytes = read_police_bytes.execute(cell);
-        meta.police_limit = read_police_limit.execute(cell);
+        meta.cell = cell;
     }
 
     // Installed by the control plane for every (RCP port, DSCP): the cell of the DSCP's weight class
@@ -76,9 +78,12 @@ control RcpIngress(inout tna_headers_t hdr, inout ingress_metadata_t meta,
         if (!hdr.ipv4.isValid() || malformed || hdr.ipv4.ttl <= 1) {
             drop_routing_v4();
         } else if (routing_v4.apply().hit) {
-            rcp_input.count(ig_tm_md.ucast_egress_port);                                      // addition 1
+            rcp_input.count(ig_tm_md.ucast_egress_port, ETHERNET_FCS_BYTES);                  // addition 1
             if (hdr.rcp.isValid()) {                      // forward RCP packets only (parser.p4)
                 weight_classifier.apply();
+                meta.rate = read_rate.execute(meta.cell);
+                meta.police_bytes = read_police_bytes.execute(meta.cell);
+                meta.police_limit = read_police_limit.execute(meta.cell);
                 // DATA and REF: a SYN opens a flow and is sent whatever R says.
                 if (meta.police_limit != 0 && hdr.rcp.type != RCP_TYPE_SYN) {
                     policer.apply(hdr, meta, ig_prsr_md.global_tstamp, ig_tm_md.ucast_egress_port, ig_dprsr_md);

@@ -20,8 +20,8 @@ struct metadata_t {
     bool udp_fits_rcp;
 #ifndef WITHOUT_RCP
     // Read in ingress by weight_classifier (weights.p4) for forward RCP packets, from the cell of their
-    // (output port, weight class): the rate to stamp (0: RCP off there) and the policing parameters (limit
-    // 0: off).
+    // (output port, weight class): the rate to stamp (RCP_RATE_NONE: RCP off there) and the policing
+    // parameters (limit 0: off).
     rate_kbps_t    rate;
     bit<32>        police_bytes;
     bit<32>        police_limit;

@@ -24,8 +24,9 @@
 // deltas. Names start with "." so they stay the same on every target.
 
 // The rate stamped into packets of weight class k leaving port p, kb/s, in cell (p << 3) | k: min(gamma C,
-// w_k R[p]), written by the control plane; 0 = RCP not configured there. Read in ingress with the class
-// (weights.p4).
+// w_k R[p]), written by the control plane; RCP_RATE_NONE = RCP not configured there (bmv2's registers start
+// at 0: the control plane writes RCP_RATE_NONE into every cell it does not otherwise set). Read in ingress
+// with the class (weights.p4).
 @name(".rcp_rate") register<rate_kbps_t, rate_cell_t>(RATE_CELLS) rcp_rate;
 
 // Addition 1: packets and bytes routed to port p, counted on arrival.
@@ -42,7 +43,7 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
     // (DATA flagged LAST) per port, for the control plane to scale R by N / (N + arrivals - departures); and
     // the k-th SYN of an interval stamped with the rate that fits it, rcp_syn_rate[(p << 3) | (k - 1)],
     // k counted from rcp_arrivals_base, which the control plane sets to rcp_arrivals at each interval.
-    // A SYN rate of 0 (feedforward off) caps nothing.
+    // A SYN rate of RCP_RATE_NONE (feedforward off) caps nothing.
     @name(".rcp_arrivals")      register<bit<32>, PortId_t>(NUM_PORTS) rcp_arrivals;
     @name(".rcp_arrivals_base") register<bit<32>, PortId_t>(NUM_PORTS) rcp_arrivals_base;
     @name(".rcp_syn_rate")      register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS) rcp_syn_rate;
@@ -64,18 +65,18 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
                 if (k >= SYN_RATES) { k = SYN_RATES - 1; }
                 rate_kbps_t syn_rate;
                 rcp_syn_rate.read(syn_rate, p ++ k[SYN_RATE_BITS - 1:0]);
-                if (syn_rate != 0 && syn_rate < meta.rate) { meta.rate = syn_rate; }
+                if (syn_rate < meta.rate) { meta.rate = syn_rate; }
             } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
                 rcp_departures.count(p);
             }
-            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us <= RCP_MAX_RTT_US) {             // comparison 1
+            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {         // comparison 1
                 bit<32> rtt_sum;
                 rcp_rtt_sum.read(rtt_sum, p);
                 rcp_rtt_sum.write(p, rtt_sum + hdr.rcp.rtt_us);                        // addition 2
                 rcp_rtt_count.count(p);                                                 // addition 3
             }
             // meta.rate: the stamp of the packet's (port, weight class), read in ingress (weights.p4).
-            if (meta.rate != 0 && hdr.rcp.rate_kbps > meta.rate) {                     // comparison 2
+            if (hdr.rcp.rate_kbps > meta.rate) {                                        // comparison 2
                 hdr.udp.checksum = udp_csum_replace32_mul(hdr.udp.checksum, hdr.rcp.rate_kbps, meta.rate);
                 hdr.rcp.rate_kbps = meta.rate;
             }

@@ -22,7 +22,7 @@ control WeightClassifier(inout headers_t hdr, inout metadata_t meta, in standard
 
     // The control plane installs, for every RCP port and every DSCP value, the cell of (port, class):
     // (port << WEIGHT_CLASS_BITS) | class, class 0 (weight 1) for a DSCP the operator did not map. A miss
-    // (a port without RCP) reads the drop port's cells, which are never written: no stamp, no policing.
+    // (a port without RCP) reads the drop port's cells: no stamp (RCP_RATE_NONE), no policing.
     @name(".weight_classifier")
     table weight_classifier {
         key = {

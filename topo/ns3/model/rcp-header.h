@@ -17,7 +17,7 @@ namespace p4rcp
 constexpr uint16_t RCP_UDP_PORT = 6577;
 constexpr uint8_t RCP_VERSION = 1;
 constexpr uint32_t RCP_HEADER_LEN = 16;
-constexpr uint32_t RCP_MAX_RTT_US = 10'000'000; // a router takes 0 < rtt_us <= this as a valid sample
+constexpr uint32_t RCP_MAX_RTT_US = (1u << 23) - 1; // a router takes 0 < rtt_us <= this as a valid sample (defines.p4)
 constexpr uint64_t SIZE_UNKNOWN = UINT64_MAX;   // SYN's total_size of an open-ended flow
 constexpr uint32_t MAX_SACKS = 4;
 // Ethernet + IPv4 + UDP before the UDP payload: a frame's size as the router counts it (docs/protocol.md,

@@ -34,11 +34,14 @@ RcpQueueDisc::GetTypeId()
                           MakeEnumAccessor<RttSamples>(&RcpQueueDisc::m_rttSamples),
                           MakeEnumChecker(RTT_AT_DEPARTURE, "departure", RTT_AT_ARRIVAL, "arrival"))
             .AddAttribute("QueueSample",
-                          "The queue the control plane reads: the enqueue depth of the last departure "
-                          "(p4rcp's enq_qdepth) or the queue at the read (ns-2's rcp.cc)",
-                          EnumValue(ENQUEUE_DEPTH_OF_LAST_DEPARTURE),
+                          "The queue the control plane reads: the queue the last departure left behind "
+                          "(p4rcp's deq_qdepth), its enqueue depth (p4rcp's enq_qdepth before issue 32) "
+                          "or the queue at the read (ns-2's rcp.cc)",
+                          EnumValue(DEPTH_BEHIND_LAST_DEPARTURE),
                           MakeEnumAccessor<QueueSample>(&RcpQueueDisc::m_queueSample),
-                          MakeEnumChecker(ENQUEUE_DEPTH_OF_LAST_DEPARTURE,
+                          MakeEnumChecker(DEPTH_BEHIND_LAST_DEPARTURE,
+                                          "departure-depth",
+                                          ENQUEUE_DEPTH_OF_LAST_DEPARTURE,
                                           "enqueue-depth",
                                           AT_READ,
                                           "at-read"))
@@ -52,14 +55,22 @@ RcpQueueDisc::GetTypeId()
 RcpQueueDisc::RcpQueueDisc()
     : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE, QueueSizeUnit::PACKETS),
       m_rttSamples(RTT_AT_DEPARTURE),
-      m_queueSample(ENQUEUE_DEPTH_OF_LAST_DEPARTURE)
+      m_queueSample(DEPTH_BEHIND_LAST_DEPARTURE)
 {
 }
 
 uint32_t
 RcpQueueDisc::QueueDepthPackets() const
 {
-    return m_queueSample == AT_READ ? GetNPackets() : m_lastEnqueueDepth;
+    switch (m_queueSample)
+    {
+    case AT_READ:
+        return GetNPackets();
+    case ENQUEUE_DEPTH_OF_LAST_DEPARTURE:
+        return m_lastEnqueueDepth;
+    default:
+        return m_lastDepartureDepth;
+    }
 }
 
 bool
@@ -145,6 +156,7 @@ RcpQueueDisc::DoDequeue()
     }
     m_lastEnqueueDepth = m_enqueueDepths.front();
     m_enqueueDepths.pop_front();
+    m_lastDepartureDepth = GetInternalQueue(0)->GetNPackets();
     uint32_t rateKbps;
     uint32_t rttUs;
     if (!ReadForward(item, rateKbps, rttUs))

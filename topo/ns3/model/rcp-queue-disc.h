@@ -6,15 +6,17 @@
 //                                      rtt_sum += rtt_us; rtt_count += 1            (egress)
 //                                  forward RCP packet with rate_kbps > R != 0:
 //                                      rate_kbps = R                                 (the stamp)
-//                                  queue_depth = the depth this packet saw on enqueue (enq_qdepth)
+//                                  queue_depth = the queue this packet leaves behind (deq_qdepth)
 //
 // R is written by the control plane (control_plane/loop.py through topo/ns3/driver.py); nothing here
 // divides. The queue itself is a drop-tail FIFO of MaxSize packets.
 //
 // ns-2's rcp.cc, the papers' router, differs in two places, each an attribute:
 // - RttSamples = "arrival": it takes RTT samples on arrival (with y), p4rcp on departure;
-// - QueueSample = "at-read": its q is the queue at the tick, p4rcp's the enqueue depth of the last
-//   departure, which lags by one queueing delay and stays stale while the port idles.
+// - QueueSample = "at-read": its q is the queue at the tick, p4rcp's the queue the last departure left
+//   behind (which reads 0 once the port has drained, as the tick's would). "enqueue-depth" is p4rcp's
+//   sample before issue 32 (enq_qdepth of the last departure: one queueing delay late, and stale while
+//   the port idles), kept to measure what that cost.
 // The remaining differences (per-byte RTT weighting, asymmetric d0 smoothing) belong to the control
 // loop's estimator, not to the data plane (docs/ns3.md).
 #ifndef P4RCP_RCP_QUEUE_DISC_H
@@ -39,7 +41,8 @@ class RcpQueueDisc : public ns3::QueueDisc
 
     enum QueueSample
     {
-        ENQUEUE_DEPTH_OF_LAST_DEPARTURE, // p4rcp v1model: enq_qdepth written in egress
+        DEPTH_BEHIND_LAST_DEPARTURE,     // p4rcp v1model: deq_qdepth written in egress
+        ENQUEUE_DEPTH_OF_LAST_DEPARTURE, // p4rcp before issue 32: enq_qdepth written in egress
         AT_READ,                         // ns-2's rcp.cc: the queue when the control plane reads it
     };
 
@@ -79,6 +82,7 @@ class RcpQueueDisc : public ns3::QueueDisc
     uint64_t m_rttSumUs = 0; // 64 bits (the P4 register has 32; the loop reads the width from the driver)
     uint64_t m_rttCount = 0;
     uint32_t m_lastEnqueueDepth = 0;
+    uint32_t m_lastDepartureDepth = 0;
     std::deque<uint32_t> m_enqueueDepths; // per queued packet, in queue order (a FIFO drops only at the tail)
     uint32_t m_rateKbps = 0;              // 0: RCP not configured on this port, nothing stamped
     uint64_t m_stamped = 0;

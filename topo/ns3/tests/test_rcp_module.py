@@ -152,9 +152,10 @@ def test_the_r_trace_is_the_laws(ns3, tmp_path):
 
 def test_the_queue_sample_p4rcp_against_ns2(ns3):
     """RcpQueueDisc alone: y counted on arrival (drops included), RTT samples and stamps on departure; the
-    queue the control plane reads is the enqueue depth of the last departure (p4rcp) or the queue now (ns-2)."""
+    queue the control plane reads is the queue the last departure left behind (p4rcp), its enqueue depth
+    (p4rcp before issue 32, stale once the port drained) or the queue now (ns-2)."""
     ns, p4rcp = ns3
-    for sample, after_drain in (("enqueue-depth", 2), ("at-read", 0)):
+    for sample, after_drain in (("departure-depth", 0), ("enqueue-depth", 2), ("at-read", 0)):
         disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
         disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("3p")))
         disc.SetAttribute("QueueSample", ns.StringValue(sample))
@@ -165,8 +166,8 @@ def test_the_queue_sample_p4rcp_against_ns2(ns3):
         assert disc.InputPackets() == 4 and disc.Drops() == 1
         assert disc.InputBytes() == 4 * (20 + 8 + 16 + 20 + 1000 + 14)
         assert disc.RttCount() == 0                # not yet departed
-        assert disc.QueueDepthPackets() == (0 if sample == "enqueue-depth" else 3)
-        rates = []
+        assert disc.QueueDepthPackets() == (3 if sample == "at-read" else 0)     # nothing departed yet
+        rates, depths = [], []
         for _ in range(3):
             item = disc.Dequeue()
             packet = item.GetPacket().Copy()
@@ -174,7 +175,9 @@ def test_the_queue_sample_p4rcp_against_ns2(ns3):
             header = p4rcp.RcpHeader()
             packet.RemoveHeader(header)
             rates.append(header.rateKbps)
+            depths.append(disc.QueueDepthPackets())
         assert rates == [5000, 4000, 5000]
+        assert depths == {"departure-depth": [2, 1, 0], "enqueue-depth": [0, 1, 2], "at-read": [2, 1, 0]}[sample]
         assert disc.RttCount() == 3 and disc.RttSumUs() == 120_000
         assert disc.QueueDepthPackets() == after_drain
 

@@ -1,0 +1,99 @@
+"""The P4Runtime driver against a fake Tofino (control_plane/tests/fake_p4runtime.py): state kept per pipe,
+the stamp convention, queue cells in bytes per target, and the control loop over P4Runtime alone."""
+
+import time
+from pathlib import Path
+
+import finsy as fy
+import pytest
+
+from control_plane.loop import ControlLoop, RcpParams
+from control_plane.p4runtime import P4RuntimeDriver
+from control_plane.tests.fake_p4runtime import FakeTofino
+from p4rcp import dataplane as dp
+from p4rcp.topology import build_topology
+
+FIXTURE = Path(__file__).with_name("fixtures") / "p4rcp.p4info.txtpb"
+SCHEMA = fy.P4Schema(FIXTURE)
+# Tofino's ports 0-127 are pipe 0, 128-255 pipe 1: port 1's egress runs in pipe 0, port 130's in pipe 1.
+PIPE_OF = {1: 0, 130: 1}
+
+
+def _driver(fake, target="tna"):
+    driver = P4RuntimeDriver(fake.address, FIXTURE, target=target, timeout_s=5.0)
+    driver.connect()
+    return driver
+
+
+@pytest.mark.parametrize("per_pipe", [True, False], ids=["one entity per pipe", "the pipes' sum"])
+def test_a_ports_counts_are_its_input_over_every_pipe_and_its_own_pipes_registers(per_pipe):
+    with FakeTofino(SCHEMA, pipes=2, per_pipe=per_pipe) as fake:
+        fake.ensure_cells(PIPE_OF)
+        for port, pipe in PIPE_OF.items():
+            # Input to the port arrives on both pipes' ports; the egress counts are in the port's pipe only.
+            fake.count(dp.COUNTER_INPUT, port, 0, 1000 * port, 10 * port)
+            fake.count(dp.COUNTER_INPUT, port, 1, 500 * port, 5 * port)
+            fake.count(dp.COUNTER_POLICED, port, 1, 100, 1)
+            fake.count(dp.COUNTER_RTT_COUNT, port, pipe, 0, 4)
+            fake.count(dp.COUNTER_DEPARTURES, port, pipe, 0, 2)
+            fake.set_register(dp.REG_RTT_SUM, port, pipe, 2**32 - 10)
+            fake.set_register(dp.REG_QUEUE_DEPTH, port, pipe, 12)
+            fake.set_register(dp.REG_ARRIVALS, port, pipe, 7)
+        driver = _driver(fake)
+        try:
+            read = driver.read_counters(sorted(PIPE_OF), time.monotonic)
+        finally:
+            driver.close()
+    for port in PIPE_OF:
+        c = read.ports[port]
+        assert (c.input_bytes, c.input_packets) == (1500 * port, 15 * port)
+        assert (c.policed_bytes, c.policed_packets, c.rtt_count, c.departures) == (100, 1, 4, 2)
+        assert (c.rtt_sum_us, c.queue_depth, c.arrivals) == (2**32 - 10, 12, 7)
+
+
+def test_a_stamp_that_caps_nothing_is_written_as_the_largest_rate_to_every_pipe():
+    with FakeTofino(SCHEMA, pipes=4) as fake:
+        driver = _driver(fake)
+        try:
+            driver.write_rates_kbps({dp.rate_cell(1, 0): 5000, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
+            driver.write_syn_rates({1: (3, [dp.RATE_NONE] * dp.SYN_RATES)})
+        finally:
+            driver.close()
+        assert fake.register(dp.REG_RATE, dp.rate_cell(1, 0)) == [5000] * 4
+        assert fake.register(dp.REG_RATE, dp.UNCLASSIFIED_CELL) == [0xFFFFFFFF] * 4
+        assert fake.register(dp.REG_ARRIVALS_BASE, 1) == [3] * 4
+        assert all(fake.register(dp.REG_SYN_RATE, dp.syn_cell(1, k)) == [0xFFFFFFFF] * 4
+                   for k in range(1, dp.SYN_RATES + 1))
+
+
+TOPO = build_topology({"kind": "dumbbell", "pairs": 1, "rtt_ms": 40, "bottleneck_mbps": 12,
+                       "data_frame_bytes": 1000})
+S1 = TOPO.switch("s1")
+PORT = S1.rcp_ports[0].number
+
+
+@pytest.mark.parametrize("target, cell_bytes", [("tna", 80), ("t2na", 176)])
+def test_the_loop_runs_over_p4runtime_alone_and_counts_queue_cells_in_bytes(target, cell_bytes):
+    """No side driver: the loop programs routes, stamps and classes (queues are the traffic manager's own
+    configuration), reads the pipes, and takes the queue register in cells of the target."""
+    with FakeTofino(SCHEMA, pipes=2) as fake:
+        fake.ensure_cells(S1.ports)
+        driver = P4RuntimeDriver(fake.address, FIXTURE, target=target)
+        loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(d0_init_s=0.01), rt_priority=None,
+                           switch_interval_s=None)
+        try:
+            loop.resync()
+            writes = fake.writes
+            assert (max(i for i, name in enumerate(writes) if name == dp.REG_RATE)
+                    < writes.index(dp.TABLE_WEIGHT_CLASSIFIER)), "a class pointed at a stamp not yet written"
+            assert fake.register(dp.REG_RATE, dp.UNCLASSIFIED_CELL) == [dp.RATE_NONE] * 2
+            assert all(fake.register(dp.REG_SYN_RATE, dp.syn_cell(p, 1)) == [dp.RATE_NONE] * 2 for p in S1.ports)
+            assert len(fake.tables[SCHEMA.tables[dp.TABLE_WEIGHT_CLASSIFIER].id]) == dp.NUM_DSCP
+            assert len(fake.tables[SCHEMA.tables[dp.TABLE_ROUTING_V4].id]) == len(TOPO.routes("s1"))
+            loop.step()                                          # the baseline
+            fake.set_register(dp.REG_QUEUE_DEPTH, PORT, 1, 25)   # 25 cells behind the last packet to leave
+            time.sleep(0.02)
+            [record] = loop.step()
+        finally:
+            driver.close()
+    assert record["q_bytes"] == 25 * cell_bytes
