@@ -350,6 +350,8 @@ class Progress:
 
     def _prefix(self) -> str:
         k = min(self.done + 1, self.total)
+        if not self.done and not self.run_estimate_s:      # the ns-3 engine: no estimate before a run ends
+            return f"run {k} of {self.total}, time left known after the first run"
         return f"run {k} of {self.total}, about {self._left_s() / 60:.0f} min left"
 
     def phase(self, what: str) -> None:

@@ -45,3 +45,15 @@ def test_a_flow_of_its_own_scheme_a_dscp_and_tcp_flows_reach_the_senders_command
     cc = {host: cmd[cmd.index("--cc") + 1] for host, cmd in commands.items()}
     assert cc == {"h1": "tcp", "h2": "rcp", "h3": "fixed:9mbit"}
     assert commands["h2"][commands["h2"].index("--dscp") + 1] == "10" and "--dscp" not in commands["h1"]
+
+
+def test_progress_gives_no_time_left_before_it_can_know_it():
+    from topo.run import Progress
+    unknown = Progress(6)                      # the ns-3 engine: no estimate before a run ends
+    assert unknown._prefix() == "run 1 of 6, time left known after the first run"
+    unknown.done, unknown.started = 1, unknown.started - 60    # one run in 60 s: 5 more
+    assert unknown._prefix() == "run 2 of 6, about 5 min left"
+    estimated = Progress(4, run_estimate_s=90)
+    assert estimated._prefix() == "run 1 of 4, about 6 min left"
+    for p in (unknown, estimated):
+        p.close()
