@@ -81,7 +81,10 @@ def summary(target: str, folder: Path, log: str) -> str:
              "| resource | used | of |", "|---|---|---|",
              f"| stages | {max(used_stages) + 1 if used_stages else 0} | {n_stages} |"]
     for what, *_ in STAGE_RESOURCES:
-        lines.append(f"| {what} | {sum(s[what][0] for s in stages)} | {sum(s[what][1] for s in stages)} |")
+        # resources.json lists the stages the program uses (Tofino 2: 12 of 20); every stage has the same
+        # resources, so the device has nStages times one stage's
+        per_stage = max((s[what][1] for s in stages), default=0)
+        lines.append(f"| {what} | {sum(s[what][0] for s in stages)} | {per_stage * n_stages} |")
     for what, used, available in phv_usage(resources, phv):
         lines.append(f"| PHV containers, {what} | {used} | {available} |")
     lines += ["", "| stage | " + " | ".join(w for w, *_ in STAGE_RESOURCES) + " |",

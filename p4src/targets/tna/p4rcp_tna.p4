@@ -57,6 +57,10 @@ struct ingress_metadata_t {
     bit<32> police_room;        // the most a bucket may hold before this packet: the limit less it
     bit<32> police_leak_room;   // the same for a bucket that leaks first: the limit plus the leak
     bit<32> police_limit_and_allowance;
+    bit<32> police_bound0;      // what row 0's bucket RegisterAction compares with and adds or leaks:
+    bit<32> police_delta0;      // one pair for both of its actions (a stateful ALU takes two packet values)
+    bit<32> police_bound1;      // the same for row 1
+    bit<32> police_delta1;
 }
 
 struct egress_metadata_t {

@@ -132,7 +132,7 @@ parser RcpEgressParser(packet_in pkt, out tna_headers_t hdr, out egress_metadata
     state parse_rcp {
         pkt.extract(hdr.rcp);
         udp_checksum.subtract({hdr.rcp.rate_kbps});
-        meta.udp_checksum_residual = udp_checksum.get();
+        udp_checksum.subtract_all_and_deposit(meta.udp_checksum_residual);
         transition accept;
     }
 }

@@ -22,6 +22,9 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
     CRCPolynomial<bit<16>>(16w0x8005, true, false, false, 16w0, 16w0) crc16;
     Hash<police_index_t>(HashAlgorithm_t.CUSTOM, crc32) hash_row0;
     Hash<police_index_t>(HashAlgorithm_t.CUSTOM, crc16) hash_row1;
+    // The IPv4 length into a 32-bit field: a 16-bit header field cannot be an operand of 32-bit
+    // arithmetic (PHV containers of one size per operation), an identity hash moves it across.
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) ip_length;
 
     @name(".rcp_police_row0_epoch") Register<bit<32>, police_index_t>(POLICE_CELLS, 0) rcp_police_row0_epoch;
     @name(".rcp_police_row0_bytes") Register<bit<32>, police_index_t>(POLICE_CELLS, 0) rcp_police_row0_bytes;
@@ -49,15 +52,15 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_bytes) count_row0 = {
         void apply(inout bit<32> bytes, out bit<1> over) {
             over = 0;
-            if (bytes > meta.police_room) { over = 1; }                                    // comparison 3
-            bytes = bytes |+| meta.police_len;
+            if (bytes > meta.police_bound0) { over = 1; }                                  // comparison 3
+            bytes = bytes |+| meta.police_delta0;
         }
     };
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_bytes) leak_row0 = {
         void apply(inout bit<32> bytes, out bit<1> over) {
             over = 0;
-            if (bytes > meta.police_leak_room) { over = 1; }                               // comparison 3
-            bytes = bytes |-| meta.police_leak;
+            if (bytes > meta.police_bound0) { over = 1; }                                  // comparison 3
+            bytes = bytes |-| meta.police_delta0;
         }
     };
 
@@ -66,40 +69,58 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row1_bytes) meter_row1 = {
         void apply(inout bit<32> bytes, out bit<1> over) {
             over = 0;
-            if (bytes > meta.police_room) {                                                 // comparison 4
+            if (bytes > meta.police_bound1) {                                               // comparison 4
                 over = 1;
             } else {
-                bytes = bytes + meta.police_len;
+                bytes = bytes + meta.police_delta1;
             }
         }
     };
     RegisterAction<bit<32>, police_index_t, void>(rcp_police_row1_bytes) leak_row1 = {
-        void apply(inout bit<32> bytes) { bytes = bytes |-| meta.police_leak; }
+        void apply(inout bit<32> bytes) { bytes = bytes |-| meta.police_delta1; }
     };
 
-    apply {
+    // The bounds in two actions, each a table of its own: an action runs in one stage, and the second
+    // uses what the first computes.
+    action frame_and_epoch() {
         meta.police_epoch = (bit<32>) timestamp_ns[47:24];
-        meta.police_len = (bit<32>) hdr.ipv4.total_len + 14;         // the Ethernet frame, as R counts it
+        meta.police_len = ip_length.get({hdr.ipv4.total_len}) + 14;  // the Ethernet frame, as R counts it
         meta.police_limit_and_allowance = meta.police_limit |+| meta.police_bytes;
+    }
+    action bounds() {
         meta.police_leak = meta.police_bytes |-| meta.police_len;
         meta.police_room = meta.police_limit |-| meta.police_len;
         // max(bytes - leak, 0) > limit exactly when bytes > limit + leak (the allowance covers a frame)
         meta.police_leak_room = meta.police_limit_and_allowance |-| meta.police_len;
+    }
+
+    apply {
+        frame_and_epoch();
+        bounds();
         police_index_t i0 = hash_row0.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.udp.src_port, hdr.udp.dst_port});
         bit<1> over;
         if (new_epoch_row0.execute(i0) == 1) {
+            meta.police_bound0 = meta.police_leak_room;
+            meta.police_delta0 = meta.police_leak;
             over = leak_row0.execute(i0);
         } else {
+            meta.police_bound0 = meta.police_room;
+            meta.police_delta0 = meta.police_len;
             over = count_row0.execute(i0);
         }
         if (over == 1) {
             police_index_t i1 = hash_row1.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
                                                hdr.udp.src_port, hdr.udp.dst_port});
             if (new_epoch_row1.execute(i1) == 1) {
+                meta.police_delta1 = meta.police_leak;
                 leak_row1.execute(i1);
-            } else if (meter_row1.execute(i1) == 1) {
-                ig_dprsr_md.drop_ctl = 1;
-                rcp_policed.count(port, ETHERNET_FCS_BYTES);
+            } else {
+                meta.police_bound1 = meta.police_room;
+                meta.police_delta1 = meta.police_len;
+                if (meter_row1.execute(i1) == 1) {
+                    ig_dprsr_md.drop_ctl = 1;
+                    rcp_policed.count(port, ETHERNET_FCS_BYTES);
+                }
             }
         }
     }

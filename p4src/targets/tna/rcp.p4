@@ -51,6 +51,12 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
         void apply(inout bit<32> depth) { depth = (bit<32>) eg_intr_md.deq_qdepth; }
     };
 
+    bit<32> arrivals_before;
+    bit<32> base;
+    bit<32> since_base;
+    action since_base_of_arrivals() { since_base = arrivals_before - base; }
+    action cap_at_the_last_cell() { since_base = min(since_base, SYN_RATES - 1); }
+
     apply {
         PortId_t p = eg_intr_md.egress_port;
         record_queue_depth.execute(p);
@@ -60,8 +66,13 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
             rate_kbps_t stamp = hdr.bridged.rate;
             if (hdr.rcp.type == RCP_TYPE_SYN) {
                 // k - 1: 0 for the interval's first SYN, the last cell for the SYN_RATES-th and later.
-                bit<32> k = min(count_arrival.execute(p) - read_arrivals_base.execute(p), SYN_RATES - 1);
-                stamp = min(stamp, read_syn_rate.execute(p ++ k[SYN_RATE_BITS - 1:0]));
+                // One operation per action, each action a stage (an action's operands come from earlier
+                // stages, and a stateful ALU's answer lands in a field of its own).
+                arrivals_before = count_arrival.execute(p);
+                base = read_arrivals_base.execute(p);
+                since_base_of_arrivals();
+                cap_at_the_last_cell();
+                stamp = min(stamp, read_syn_rate.execute(p ++ since_base[SYN_RATE_BITS - 1:0]));
             } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
                 rcp_departures.count(p);
             }
@@ -70,7 +81,9 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
                 rcp_rtt_count.count(p);                                                             // addition 3
             }
             hdr.rcp.rate_kbps = min(hdr.rcp.rate_kbps, stamp);                                  // comparison 2
-            meta.udp_checksum_update = hdr.udp.checksum != 0;
+            // A UDP checksum of 0 means none (RFC 768): keep it. Tofino sets a bool from a branch, not
+            // from a comparison's value.
+            if (hdr.udp.checksum != 0) { meta.udp_checksum_update = true; }
         }
         hdr.bridged.setInvalid();
     }
