@@ -144,13 +144,17 @@ def counter_delta(new: int, old: int, bits: int) -> int:
 
 
 def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> None:
-    """Routes and queue settings of the topology, on a connected switch. Where the driver sets no queues
-    (P4Runtime alone: Tofino shapes its ports in the traffic manager's own configuration), the topology's
-    capacities are what the operator shaped the ports to."""
+    """Routes and queue settings of the topology, on a connected switch, and no stamp anywhere yet: the
+    unclassified cell (every port without RCP) and every port's SYN stamps caps nothing (RATE_NONE), on
+    every switch, with RCP ports or not (bmv2's registers start at 0, a stamp of 0 kb/s). Where the driver
+    sets no queues (P4Runtime alone: Tofino shapes its ports in the traffic manager's own configuration),
+    the topology's capacities are what the operator shaped the ports to."""
     driver.install_routes(routes)
     if driver.sets_queues:
         for sp in switch.ports.values():
             driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
+    driver.write_rates_kbps({dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
+    driver.write_syn_rates({port: (0, [dp.RATE_NONE] * dp.SYN_RATES) for port in sorted(switch.ports)})
 
 
 @dataclass
@@ -243,12 +247,10 @@ class ControlLoop:
         self.driver.connect()
         program_switch(self.driver, self.switch, self.routes)
         # The cells before the classes that point at them, so that no packet reads a cell not yet written
-        # (bmv2's registers start at 0, a stamp of 0 kb/s). The unclassified cell (ports without RCP): no
-        # stamp. No SYN cap until the feedforward's first interval (and none without it) on any port of the
-        # switch: R stamps SYNs too.
-        self.driver.write_rates_kbps({**self._stamps(self.ports.values()), dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
+        # (bmv2's registers start at 0, a stamp of 0 kb/s). program_switch left the unclassified cell and
+        # the SYN stamps without a cap: none until the feedforward's first interval (and none without it).
+        self.driver.write_rates_kbps(self._stamps(self.ports.values()))
         self.driver.write_police(self._police(self.ports.values()))
-        self.driver.write_syn_rates({port: (0, [dp.RATE_NONE] * dp.SYN_RATES) for port in sorted(self.switch.ports)})
         self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline

@@ -46,9 +46,21 @@ def test_resync_programs_routes_queues_and_initial_rate():
     assert driver.cells_unstamped_when_classified == set(), "a class pointed at a cell not yet written"
 
 
+def test_a_switch_without_rcp_ports_stamps_nothing():
+    """Programmed without a loop (its routes only), a switch caps no rate and no SYN: with bmv2's registers
+    at 0 it would stamp 0 kb/s into every packet that crosses it."""
+    from control_plane.loop import program_switch
+    from control_plane.tests.fake_driver import FakeDriver
+    driver = FakeDriver(list(S1.ports))
+    program_switch(driver, S1, TOPO.routes("s1"))
+    assert driver.rates == {dp.UNCLASSIFIED_CELL: dp.RATE_NONE}
+    assert set(driver.syn_rates) == set(S1.ports)
+    assert all(stamps == [dp.RATE_NONE] * dp.SYN_RATES for _, stamps in driver.syn_rates.values())
+
+
 def test_first_read_is_a_baseline_then_y_uses_measured_time():
     loop, driver, clock, records = make_loop()
-    assert loop.step() == [] and len(driver.rate_writes) == 1   # only the seed
+    assert loop.step() == [] and len(driver.rate_writes) == 2   # the switch's no-stamp cell, then the seed
     driver.add(PORT, nbytes=15_000)
     clock.t += 0.020                                            # twice the nominal T
     [rec] = loop.step()
