@@ -54,7 +54,7 @@ fn vivace_is_rtt_fair() {
 /// Issue 12's target (within 20% of the new share <= 5 s after the
 /// halving), and why `vivace` has no emergency stop: with pcc.h's, the
 /// flow whose MIs lost more is halved alone and the two draw together
-/// slowly (vivace.rs, the module documentation).
+/// slowly (cc/vivace/mod.rs, the module documentation).
 #[test]
 fn vivace_reaches_the_halved_share_within_5_s_without_the_emergency_stop() {
     let after_halving = |cc: &CcSpec, seed| bandwidth_change(cc, 0.0, seed)[0];

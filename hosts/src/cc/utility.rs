@@ -24,7 +24,7 @@ pub fn sigmoid(y: f64, alpha: f64) -> f64 {
 }
 
 /// Vivace (NSDI'18 eq. 1): `u = x^t - b * x * dRTT/dT - c * x * L`.
-/// `gradient` is the RTT gradient (s/s) *after* filtering (`vivace.rs`).
+/// `gradient` is the RTT gradient (s/s) *after* filtering (`vivace/mod.rs`).
 pub fn vivace(x_mbps: f64, gradient: f64, l: f64, t: f64, b: f64, c: f64) -> f64 {
     x_mbps.max(0.0).powf(t) - b * x_mbps * gradient - c * x_mbps * l
 }
