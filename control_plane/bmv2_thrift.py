@@ -165,6 +165,16 @@ class Bmv2ThriftDriver:
             log.warning("%s: could not raise the priority of the switch's Thrift thread: %s", self, e)
 
     def close(self) -> None:
+        """Reads the answers of the writes still unanswered first: bmv2 stops serving a connection at the
+        first answer it cannot send, so writes closed on unread were lost (a switch programmed without a
+        control loop kept most of its SYN stamps at 0)."""
+        if self._std is not None and self._unanswered_writes:
+            try:
+                while self._unanswered_writes:
+                    self._std.recv_bm_register_write()
+                    self._unanswered_writes -= 1
+            except Exception as e:          # closing anyway; the next connection resynchronises
+                log.warning("%s: %d register writes unconfirmed at close: %s", self, self._unanswered_writes, e)
         if self._transport is not None:
             self._transport.close()
         self._transport = self._std = self._sswitch = None

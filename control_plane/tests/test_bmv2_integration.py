@@ -13,7 +13,7 @@ import pytest
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
-from control_plane.loop import ControlLoop, RcpParams
+from control_plane.loop import ControlLoop, RcpParams, program_switch
 from p4rcp import dataplane as dp
 from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.protocol import RCP
@@ -140,3 +140,23 @@ def _wait_for(cond, timeout, message):
         if time.monotonic() > end:
             raise AssertionError(message)
         time.sleep(0.05)
+
+
+def test_a_switch_programmed_without_a_loop_caps_nothing(network):
+    """The no-stamp cells program_switch writes are all applied when the driver closes at once, as for a
+    switch without RCP ports (the driver reads its writes' answers before it closes)."""
+    _, _, thrift_port = network
+    ports = {n: SwitchPort(n, f"h{n}", f"00:aa:00:00:00:0{n}") for n in range(2)}
+    driver = Bmv2ThriftDriver(thrift_port)
+    driver.connect()
+    program_switch(driver, Switch("s9", thrift_port, ports), [])
+    driver.close()
+    probe = Bmv2ThriftDriver(thrift_port)
+    probe.connect()
+    try:
+        syn = probe.read_register(dp.REG_SYN_RATE)
+        assert [syn[dp.syn_cell(p, k)] for p in ports for k in range(1, dp.SYN_RATES + 1)] == \
+            [dp.RATE_NONE] * (len(ports) * dp.SYN_RATES)
+        assert probe.read_register(dp.REG_RATE)[dp.UNCLASSIFIED_CELL] == dp.RATE_NONE
+    finally:
+        probe.close()

@@ -103,3 +103,14 @@ def test_an_error_in_a_deferred_write_answer_surfaces_in_the_next_call_and_drops
         driver.read_register("rcp_rate")
     with pytest.raises(SwitchUnavailable, match="not connected"):
         driver.read_register("rcp_rate")
+
+
+def test_close_reads_the_answers_of_the_writes_first():
+    """bmv2 stops serving a connection at the first answer it cannot send: a close with answers unread
+    loses the writes behind them."""
+    driver, switch = connected_driver()
+    driver.write_rates_kbps({2: 100, 3: 200})
+    switch.queue("bm_register_write", bm_register_write_result())
+    switch.queue("bm_register_write", bm_register_write_result())
+    driver.close()
+    assert switch.unread() == 0
