@@ -83,14 +83,17 @@ check-tna:
 
 # The Tofino back end for each of TNA_BACKEND_TARGETS into build/tna/TARGET/ (its log: compile.log; -g: the
 # resource logs), then the resources it used (tools/tna_resources.py) into build/tna/TARGET.resources.md.
-# Fails on any error.
+# Fails on any error. __TARGET_TOFINO__ is given as bf-p4c's driver gives it, so that BF_P4C may also name
+# the compiler the driver runs, p4c-barefoot (a p4c build without the assembler: no binary, the same checks).
 check-tna-backend:
 	@if [ -z "$(BF_P4C)" ]; then echo "make: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=..." >&2; exit 1; fi
 	@set -e; for pair in $(TNA_BACKEND_TARGETS); do \
 	  target=$${pair%%:*}; arch=$${pair#*:}; out=$(BUILD)/tna/$$target; \
+	  tofino=1; [ $$target = tofino2 ] && tofino=2; \
 	  rm -rf $$out; mkdir -p $$out; \
-	  echo "bf-p4c -g --target $$target --arch $$arch -o $$out $(TNA_MAIN)"; \
-	  if ! $(BF_P4C) -g --target $$target --arch $$arch -o $$out --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
+	  echo "$(notdir $(BF_P4C)) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -o $$out $(TNA_MAIN)"; \
+	  if ! $(BF_P4C) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -o $$out \
+	       --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
 	       $(TNA_MAIN) > $$out/compile.log 2>&1; then \
 	    cat $$out/compile.log; echo "check-tna: $$target: the back end failed (log: $$out/compile.log)" >&2; exit 1; fi; \
 	  cat $$out/compile.log; \

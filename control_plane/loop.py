@@ -168,8 +168,13 @@ class PortState:
     last_time: float = 0.0
     last_rtt_s: float | None = None  # the last interval's mean RTT sample (ns-2 reuses it in an interval without)
     syn_rates_bps: list[float] = field(default_factory=list)   # feedforward: the stamps of the interval's SYNs
-    # (time, R) of the intervals policing looks back on: the largest R of the last epoch plus d0
+    # (time, R) of the intervals policing looks back on: the largest R of the last epoch, plus d0, plus the
+    # time the port's full queue takes to drain (what a packet stamped then may still wait before it returns)
     R_history: deque = field(default_factory=deque)
+
+    def queue_drain_s(self, frame_bytes: int) -> float:
+        """The longest a packet waits in this port's queue: its depth in data frames at C."""
+        return self.config.queue_depth_pkts * frame_bytes * 8 / self.C_bps if self.C_bps > 0 else 0.0
 
     def slot_bytes(self, queue_rate_unit: str) -> float | None:
         """Bytes of one slot when the queue serves packets, not bytes (None: y in bytes).
@@ -352,9 +357,12 @@ class ControlLoop:
                                 for k in range(1, dp.SYN_RATES + 1)]
         ps.last, ps.last_time = c, now
         if p.police:
-            # the senders follow the R they heard up to one RTT ago: keep one epoch plus d0 of it
+            # the senders follow the R they heard up to one RTT ago, and a queue that built up when R fell
+            # delays what they sent at the old R by up to its drain time (d0, a moving average, lags it):
+            # keep one epoch plus d0 plus that of R
             ps.R_history.append((now, ps.R_bps))
-            while ps.R_history and ps.R_history[0][0] < now - self.driver.police_epoch_s - ps.d0_s:
+            keep_s = self.driver.police_epoch_s + ps.d0_s + ps.queue_drain_s(p.queue_packet_bytes)
+            while ps.R_history and ps.R_history[0][0] < now - keep_s:
                 ps.R_history.popleft()
         police = self.police_thresholds(ps) if p.police else None
         return {"time": self.wall_clock(), "switch": self.switch.name, "port": ps.port,

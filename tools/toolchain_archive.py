@@ -291,8 +291,8 @@ def manifest_text(title: str, prefix: Path, tna: Path | None, versions: dict[str
                   packages: list[str], packed: str) -> str:
     rows = "\n".join(f"| {program} | `{line}` |" for program, line in versions.items())
     scripts = "; ".join(f"{p} ({why})" for p, why in SCRIPT_PACKAGES.items())
-    variant = ("with its logging compiled in (bmv2's default configuration): experiments above a few Mb/s "
-               "void themselves on CPU" if logging else
+    variant = ("with its logging compiled in (bmv2's default configuration): experiments with bottlenecks above "
+               "about 20 Mb/s void themselves on CPU on 2 cores" if logging else
                "the speed configuration of bmv2's README (\"Performance\"): logging macros compiled out")
     folders = f"{str(prefix).lstrip('/')}" + (f" and {str(tna).lstrip('/')}" if tna else "")
     return f"""# P4 toolchain for p4rcp — {title}

@@ -66,7 +66,10 @@ class Scheme:
                    f"q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0), d0 by {p.d0_estimator}"
                    + (", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + a - l))"
                       if p.feedforward else "")
-                   + (", policing" if p.police else ""))
+                   + (", policing" if p.police else "")
+                   + (", weights by DSCP " + ", ".join(f"{int(d)}: {w:g}" for d, w in
+                                                        sorted(p.dscp_weights.items(), key=lambda i: int(i[0])))
+                      + " (any other DSCP 1)" if p.dscp_weights else ""))
         return f"{self.cc} senders; {routers}" if self.cc == "rcp" else f"{self.cc} senders (routers stamp R, unused)"
 
 

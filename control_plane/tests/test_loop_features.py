@@ -92,7 +92,7 @@ def test_policing_off_writes_zero_thresholds_once_and_never_again():
     assert len(driver.police_writes) == 1 and rec["police_limit_bytes"] is None
 
 
-def test_policing_thresholds_follow_the_largest_stamp_of_the_last_epoch_plus_d0():
+def test_policing_thresholds_follow_the_largest_stamp_of_the_last_epoch_plus_d0_plus_the_queues_drain():
     loop, driver = make_loop(police=True, dscp_weights={10: 0.5}, d0_init_s=0.04)
     p, ps = loop.params, loop.ports[PORT]
 
@@ -118,11 +118,22 @@ def test_policing_thresholds_follow_the_largest_stamp_of_the_last_epoch_plus_d0(
     assert ps.R_bps < R_high
     assert rec["police_allowance_bytes"] == [a for a, _ in expected(R_high)]
     assert [driver.police[dp.rate_cell(PORT, k)] for k in (0, 1)] == expected(R_high)
-    # ... for one epoch plus d0, then follow R down
-    for _ in range(int((EPOCH + 0.04) / 0.01) + 2):
+    # ... for one epoch plus d0 plus the time the port's full queue takes to drain (packets stamped with the
+    # larger R may wait that long before the senders hear it), then follow R down
+    drain_s = ps.queue_drain_s(p.queue_packet_bytes)
+    assert drain_s > 0.03
+    steps = 0
+    for _ in range(int((EPOCH + 0.04) / 0.01) + 1):
+        driver.add(PORT, nbytes=int(C / 8 * 0.01))
+        loop.clock.t += 0.01
+        loop.step()
+        steps += 1
+    assert max(R for _, R in ps.R_history) == R_high          # one epoch plus d0 is not enough
+    while steps < int((EPOCH + 0.04 + drain_s) / 0.01) + 2:
         driver.add(PORT, nbytes=int(C / 8 * 0.01))
         loop.clock.t += 0.01
         [rec] = loop.step()
+        steps += 1
     R_max = max(R for _, R in ps.R_history)
     assert R_max < R_high
     assert [driver.police[dp.rate_cell(PORT, k)] for k in (0, 1)] == expected(R_max)

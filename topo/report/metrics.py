@@ -150,6 +150,16 @@ def _flow_name(run: dict, f: dict) -> str:
     return f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}"
 
 
+def sample_weights(run: dict) -> dict[str, float]:
+    """Per goodput series of run["rates"] ("h1/1000"): its flow's weight (_flow_weights), so that the figures
+    judge fairness as the tables do, on goodput / weight; empty where the routers weight nothing."""
+    if not run["meta"].get("rcp_weights"):
+        return {}
+    weights = run["meta"]["rcp_weights"]
+    return {f"{f['host']}/{f['flow_id']}": float(weights.get(str(f.get("dscp", 0)), 1.0))
+            if f.get("scheme") == "rcp" else 1.0 for f in run["flows"]}
+
+
 def _flow_weights(run: dict) -> dict[str, float]:
     """Per long flow ("h1->r3"): its weight where the run's RCP routers weight its DSCP (run.json's
     "rcp_weights", DSCP -> weight; the flow record's "dscp"); 1 for every flow that does not follow R."""

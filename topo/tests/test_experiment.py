@@ -98,3 +98,14 @@ def test_named_schemes_set_rcp_gains_and_tcp_windows(tmp_path):
     assert "reno" in exp.scheme("tcp:reno").describe(papers) and "Linux's default" in exp.scheme("tcp").describe(papers)
     assert "initial window 2 segments" in exp.scheme("reno-iw2").describe(papers)
     assert "alpha 0.1, beta 1" in exp.scheme("rcp-papers").describe(papers)
+
+
+def test_the_summary_names_each_schemes_router_features():
+    exp = load_experiment(resolve("weighted"), check_hosts=False)
+    weighted = exp.scheme("rcp").describe(exp.rcp_params(exp.scheme("rcp")))
+    assert "weights by DSCP 10: 0.5, 46: 0.25 (any other DSCP 1)" in weighted
+    assert "weights" not in exp.scheme("rcp-unweighted").describe(exp.rcp_params(exp.scheme("rcp-unweighted")))
+    flash = load_experiment(resolve("flash-crowd"), check_hosts=False)
+    assert "feedforward" in flash.scheme("rcp-ff").describe(flash.rcp_params(flash.scheme("rcp-ff")))
+    police = load_experiment(resolve("policing"), check_hosts=False)
+    assert "policing" in police.scheme("rcp-police").describe(police.rcp_params(police.scheme("rcp-police")))
