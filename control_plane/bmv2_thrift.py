@@ -170,15 +170,19 @@ class Bmv2ThriftDriver:
         control loop kept most of its SYN stamps at 0)."""
         if self._std is not None and self._unanswered_writes:
             try:
-                while self._unanswered_writes:
-                    self._std.recv_bm_register_write()
-                    self._unanswered_writes -= 1
+                self._read_write_answers()
             except Exception as e:          # closing anyway; the next connection resynchronises
                 log.warning("%s: %d register writes unconfirmed at close: %s", self, self._unanswered_writes, e)
         if self._transport is not None:
             self._transport.close()
         self._transport = self._std = self._sswitch = None
         self._unanswered_writes = 0
+
+    def _read_write_answers(self) -> None:
+        """The answers of the register writes sent without waiting, in order."""
+        while self._unanswered_writes:
+            self._std.recv_bm_register_write()
+            self._unanswered_writes -= 1
 
     def _call(self, what: str, fn, pipelined: bool = False):
         """fn() on the connection, after reading the answers of the last R writes. A pipelined
@@ -188,9 +192,7 @@ class Bmv2ThriftDriver:
             raise SwitchUnavailable(f"{self}: not connected")
         pipelined = pipelined or self._unanswered_writes > 0
         try:
-            while self._unanswered_writes:
-                self._std.recv_bm_register_write()
-                self._unanswered_writes -= 1
+            self._read_write_answers()
             return fn()
         except (TTransport.TTransportException, OSError, EOFError, socket.timeout) as e:
             self.close()

@@ -565,17 +565,24 @@ def main(argv=None) -> int:
         return 0
     runs = sum(exp.run_count() for exp in experiments)
     progress = Progress(runs, sum(exp.run_count() * expected_run_s(exp) for exp in experiments) / runs)
-    # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     # A shell starting us in the background ignores SIGINT for us; Ctrl-C or kill -INT must still clean up.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    return run_all(experiments, lambda exp: run_experiment(exp, Path(args.out), options, progress), progress,
+                   "interrupted; network and processes cleaned up")
+
+
+def run_all(experiments: list[Experiment], run_one, progress: Progress, interrupted: str) -> int:
+    """Every experiment by run_one (it returns its results directory), then the void-run count; Ctrl-C or
+    SIGTERM stops them with `interrupted` (exit status 130)."""
+    # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     roots = []
     try:
         for exp in experiments:
-            roots.append(run_experiment(exp, Path(args.out), options, progress))
+            roots.append(run_one(exp))
             print(f"results: {roots[-1]}")
     except KeyboardInterrupt:
-        print("\ntopo.run: interrupted; network and processes cleaned up", file=sys.stderr)
+        print(f"\ntopo.run: {interrupted}", file=sys.stderr)
         return 130
     finally:
         progress.close()
@@ -601,22 +608,9 @@ def run_ns3(experiments: list[Experiment], args) -> int:
     why = runner.refuse(experiments)
     if why:
         raise ExperimentError(why)
-    runs = sum(exp.run_count() for exp in experiments)
-    progress = Progress(runs)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))   # as main's runs
-    roots = []
-    try:
-        for exp in experiments:
-            roots.append(runner.run_experiment(exp, Path(args.out), options, progress))
-            print(f"results: {roots[-1]}")
-    except KeyboardInterrupt:
-        print("\ntopo.run: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        progress.close()
-    void, total, which = void_runs(roots)
-    print(f"void runs: {void} of {total}" + "".join(f"\n  {w}" for w in which))
-    return 0
+    progress = Progress(sum(exp.run_count() for exp in experiments))
+    return run_all(experiments, lambda exp: runner.run_experiment(exp, Path(args.out), options, progress),
+                   progress, "interrupted")
 
 
 if __name__ == "__main__":

@@ -187,12 +187,19 @@ RcpSenderFlow::Abort(const std::string& why)
     m_phase = Phase::Done;
 }
 
+RcpHeader
+RcpSenderFlow::Forward(uint8_t type) const
+{
+    RcpHeader rcp;
+    rcp.type = type;
+    rcp.rateKbps = static_cast<uint32_t>(std::clamp(std::round(m_p.maxRateKbps), 1.0, 4294967295.0));
+    return rcp;
+}
+
 void
 RcpSenderFlow::SendSyn(double now, const Tx& tx)
 {
-    RcpHeader rcp;
-    rcp.type = SYN;
-    rcp.rateKbps = static_cast<uint32_t>(std::clamp(std::round(m_p.maxRateKbps), 1.0, 4294967295.0));
+    RcpHeader rcp = Forward(SYN);
     RcpTransportHeader h(SYN);
     h.flowId = m_p.flowId;
     h.pktSeq = m_synSent.size();
@@ -230,9 +237,7 @@ RcpSenderFlow::OnSynAck(const RcpHeader& rcp, const RcpTransportHeader& h, doubl
 void
 RcpSenderFlow::SendFin(double now, const Tx& tx)
 {
-    RcpHeader rcp;
-    rcp.type = FIN;
-    rcp.rateKbps = static_cast<uint32_t>(std::clamp(std::round(m_p.maxRateKbps), 1.0, 4294967295.0));
+    RcpHeader rcp = Forward(FIN);
     rcp.rttUs = RttUs();
     RcpTransportHeader h(FIN);
     h.flowId = m_p.flowId;
@@ -497,9 +502,7 @@ RcpSenderFlow::SendPaced(double now, const Tx& tx)
             len = std::min<uint64_t>(limit - m_nextNew, m_p.mss);
         }
         uint32_t seq = m_nextSeq;
-        RcpHeader rcp;
-        rcp.type = DATA;
-        rcp.rateKbps = static_cast<uint32_t>(std::clamp(std::round(m_p.maxRateKbps), 1.0, 4294967295.0));
+        RcpHeader rcp = Forward(DATA);
         rcp.rttUs = RttUs();
         RcpTransportHeader h(DATA);
         h.flowId = m_p.flowId;

@@ -112,6 +112,8 @@ class RcpSenderFlow
     uint32_t RttUs() const;
     double Clamp(double rateKbps) const;
 
+    // A forward packet's RCP header: its type and the rate the flow asks for (its maximum).
+    RcpHeader Forward(uint8_t type) const;
     void SendSyn(double now, const Tx& tx);
     void SendFin(double now, const Tx& tx);
     void SendPaced(double now, const Tx& tx);
