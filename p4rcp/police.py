@@ -4,9 +4,11 @@ The PTF suite uses the hashes to build flows that share cells and checks the swi
 them; `python -m p4rcp.police` measures the false-positive rate of the sketch at its size for compliant
 flows, by simulating the same rule with the same hashes (docs/dataplane.md, "Policing").
 
-A flow is the UDP 5-tuple; the hashes run over (source address, destination address, source port,
-destination port), 12 bytes in network order, as bmv2 concatenates the fields: row 0 is the low 16 bits
-of CRC-32 (bmv2's crc32, zlib's), row 1 the low 16 bits of CRC-16/ARC (bmv2's crc16).
+A flow is the UDP 5-tuple; the hashes run over its key (source address, destination address, source port,
+destination port), 12 bytes in network order, as bmv2 concatenates the fields: row 0 is XOR16 of the key (its
+six 16-bit words xored, computed by operators in the v1model program: bmv2's hash would need the key copied
+first), row 1 the low 16 bits of CRC-16/ARC (bmv2's crc16). (The TNA program's row 0 is a CRC-32 of the same
+key, from Tofino's hash unit; the SUME program folds it with its LRC extern.)
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import heapq
 import ipaddress
 import random
 import sys
-import zlib
 from dataclasses import dataclass, field
 
 from p4rcp import dataplane as dp
@@ -46,10 +47,18 @@ def crc16_arc(data: bytes) -> int:
     return crc
 
 
+def xor16(data: bytes) -> int:
+    """The 16-bit words of data, xored."""
+    folded = 0
+    for i in range(0, len(data), 2):
+        folded ^= int.from_bytes(data[i:i + 2], "big")
+    return folded
+
+
 def row_indices(flow: Flow) -> tuple[int, int]:
     """The flow's cell in row 0 and in row 1."""
     key = flow.key()
-    return zlib.crc32(key) % dp.POLICE_CELLS, crc16_arc(key) % dp.POLICE_CELLS
+    return xor16(key) % dp.POLICE_CELLS, crc16_arc(key) % dp.POLICE_CELLS
 
 
 def epoch_of(timestamp_us: int, shift: int = EPOCH_SHIFT_V1MODEL) -> int:

@@ -4,6 +4,7 @@ counted in its policing cell, never dropped, and stamped; with off, stamped and 
 import socket
 import time
 
+import psutil
 import pytest
 from scapy.layers.l2 import Ether
 
@@ -16,7 +17,7 @@ from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route
 from p4rcp.veth import VethPairs, free_tcp_port
-from ptf_tests.bench_dataplane import configure_rcp, frame
+from ptf_tests.bench_dataplane import _cpu_seconds, configure_rcp, frame
 
 FRAMES = 20
 
@@ -53,3 +54,14 @@ def test_every_frame_pays_for_the_features_it_claims(features):
             else:
                 assert cell == 0
             driver.close()
+
+
+def test_cpu_time_is_the_threads_scheduled_time():
+    """The benchmark's CPU clock agrees with the process's own CPU clock over a busy spell of this process."""
+    me = psutil.Process()
+    cpu0, own0 = _cpu_seconds(me), time.process_time()
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    cpu, own = _cpu_seconds(me) - cpu0, time.process_time() - own0
+    assert cpu == pytest.approx(own, rel=0.05)

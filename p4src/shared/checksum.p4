@@ -22,16 +22,20 @@ bit<16> udp_csum_replace32(in bit<16> checksum, in bit<32> old_value, in bit<32>
     return sum[15:0] & (checksum == 0 ? 16w0 : 16w0xffff);
 }
 
-// For software switches: the same result with the sum used once. bmv2
-// evaluates every use of an intermediate value again (p4c substitutes it
-// into each use), so the two folds above cost four evaluations of the sum.
-// Multiplying by 0x0001_0001_0001_0001 adds the sum's 16-bit digits into the
-// top 16 bits of the 64-bit product, each lower digit's carry included: the
-// end-around-carry fold, for any sum below 2^48 (checked against the folds
-// above on every HC and on sums around each multiple of 0xFFFF; the PTF
-// suite checks it against Scapy).
+// For software switches, where the stamp lowers the field (new_value <
+// old_value): the same result with the sum used once. bmv2 evaluates every
+// use of an intermediate value again (p4c substitutes it into each use), so
+// the two folds above cost four evaluations of the sum. Since ~m' = 2^32 - 1
+// - m' and 2^32 - 1 = 0xFFFF * 0x10001 folds to one's-complement zero,
+// HC + (m - m') is congruent to HC + m + ~m' modulo 0xFFFF, and both are
+// positive, so both fold to the same value (and m - m' saves bmv2 a
+// complement and two widenings). Multiplying by 0x0001_0001_0001_0001 adds
+// the sum's 16-bit digits into the top 16 bits of the 64-bit product, each
+// lower digit's carry included: the end-around-carry fold, for any sum below
+// 2^48 (p4rcp/tests/test_checksum_fold.py checks it against RFC 1624's
+// folds; the PTF suite checks the packets against Scapy).
 bit<16> udp_csum_replace32_mul(in bit<16> checksum, in bit<32> old_value, in bit<32> new_value) {
-    bit<64> sum = (bit<64>) checksum + (bit<64>) old_value + (bit<64>) ~new_value;
+    bit<64> sum = (bit<64>) checksum + (bit<64>) (old_value - new_value);
     return (sum * 0x0001000100010001)[63:48] & (checksum == 0 ? 16w0 : 16w0xffff);
 }
 

@@ -3,17 +3,30 @@
 
 #include "size.p4"
 
-// The flow as policing.p4 hashes it: a header, because bmv2 hashes a header's fields in place, where it
-// copies a list's or a struct's into temporary metadata fields first, for each hash. bmv2 also resets every
-// metadata field of every packet (about 600 instructions a field, RCP or not), but a header only when it is
-// made valid (setValid; it marks every header invalid per packet, a bit): this one costs only the packets
-// policing counts. (bmv2's setValid also adds the header's bytes to the packet-length register, which only
-// standard_metadata.packet_length in egress reads: this program does not. The deparser never emits it.)
+// Working values in headers rather than metadata fields: bmv2 resets every metadata field of every packet
+// (about 600 instructions a field, RCP or not), but a header only when it is made valid (setValid; it marks
+// every header invalid per packet, a bit), so these cost only the packets that use them. (bmv2's setValid
+// also adds the header's bytes to the packet-length register, which only standard_metadata.packet_length in
+// egress reads: this program does not. The deparser never emits them.)
+//
+// The flow as policing.p4's row 1 hashes it: a header, because bmv2 hashes a header's fields in place, where
+// it copies a list's or a struct's into temporary metadata fields first, for each hash. Made valid by the
+// packets row 1 sees (over the limit in row 0).
 header police_key_h {
     ipv4_addr_t src_addr;
     ipv4_addr_t dst_addr;
     bit<16>     src_port;
     bit<16>     dst_port;
+}
+
+// A SYN's stamp (rcp.p4): the port's arrival count with this SYN, the SYN's rank k in the interval
+// (0 for the first), its cell in rcp_syn_rate and the rate found there.
+header syn_stamp_h {
+    bit<32>     arrivals;
+    bit<32>     k;
+    rate_kbps_t rate;
+    bit<4>      _pad;           // bmv2 headers are whole bytes
+    syn_cell_t  cell;
 }
 
 struct metadata_t {
@@ -29,6 +42,7 @@ struct metadata_t {
     police_key_h   police_key;
     police_index_t police_index;
     bit<64>        police_cell;
+    syn_stamp_h    syn;
 #endif
 }
 

@@ -13,7 +13,9 @@
 // So pure counts are counter externs (one C++ increment, no field written),
 // indices have the port's own type (no cast into a temporary), and the parser
 // extracts the RCP header of forward packets only (egress tests its validity
-// instead of four fields). docs/dataplane.md has the measurements.
+// instead of four fields), and the SYN stamp's working values are a header
+// made valid by SYNs only (metadata.p4), not locals that every packet would
+// pay to reset. docs/dataplane.md has the measurements.
 #ifndef P4RCP_V1MODEL_RCP_P4
 #define P4RCP_V1MODEL_RCP_P4
 
@@ -49,30 +51,37 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
     @name(".rcp_syn_rate")      register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS) rcp_syn_rate;
     @name(".rcp_departures")    counter<PortId_t>(NUM_PORTS, CounterType.packets) rcp_departures;
 
+    // An action of its own: in the same block as the read, p4c would copy the index into a temporary that
+    // bmv2 resets with every packet.
+    action find_syn_cell() {
+        meta.syn.cell = std_meta.egress_port ++ meta.syn.k[SYN_RATE_BITS - 1:0];
+    }
+
     apply {
         PortId_t p = std_meta.egress_port;
         rcp_queue_depth.write(p, std_meta.deq_qdepth);
         // Valid only on forward RCP packets (DATA, SYN, REF): parser.p4 extracts no other RCP header.
         if (hdr.rcp.isValid()) {
             if (hdr.rcp.type == RCP_TYPE_SYN) {
-                bit<32> arrivals;
-                rcp_arrivals.read(arrivals, p);
-                arrivals = arrivals + 1;                                                // an addition per SYN
-                rcp_arrivals.write(p, arrivals);
-                bit<32> base;
-                rcp_arrivals_base.read(base, p);
-                bit<32> k = arrivals - base - 1;                                        // 0 for the interval's first
-                if (k >= SYN_RATES) { k = SYN_RATES - 1; }
-                rate_kbps_t syn_rate;
-                rcp_syn_rate.read(syn_rate, p ++ k[SYN_RATE_BITS - 1:0]);
-                if (syn_rate < meta.rate) { meta.rate = syn_rate; }
+                meta.syn.setValid();
+                rcp_arrivals.read(meta.syn.arrivals, p);
+                meta.syn.arrivals = meta.syn.arrivals + 1;                              // an addition per SYN
+                rcp_arrivals.write(p, meta.syn.arrivals);
+                rcp_arrivals_base.read(meta.syn.k, p);
+                meta.syn.k = meta.syn.arrivals - meta.syn.k - 1;                        // 0 for the interval's first
+                if (meta.syn.k >= SYN_RATES) { meta.syn.k = SYN_RATES - 1; }
+                find_syn_cell();
+                rcp_syn_rate.read(meta.syn.rate, meta.syn.cell);
+                if (meta.syn.rate < meta.rate) { meta.rate = meta.syn.rate; }
             } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
                 rcp_departures.count(p);
             }
-            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {         // comparison 1
+            // 0 < rtt_us < 2^RCP_RTT_BITS, as one unsigned comparison (0 - 1 wraps to the top).
+            if (hdr.rcp.rtt_us - 1 < (1 << RCP_RTT_BITS) - 1) {                        // comparison 1
                 bit<32> rtt_sum;
                 rcp_rtt_sum.read(rtt_sum, p);
-                rcp_rtt_sum.write(p, rtt_sum + hdr.rcp.rtt_us);                        // addition 2
+                rtt_sum = rtt_sum + hdr.rcp.rtt_us;                                     // addition 2
+                rcp_rtt_sum.write(p, rtt_sum);
                 rcp_rtt_count.count(p);                                                 // addition 3
             }
             // meta.rate: the stamp of the packet's (port, weight class), read in ingress (weights.p4).
