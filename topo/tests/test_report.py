@@ -266,3 +266,14 @@ def test_flows_starting_an_rtt_apart_are_separate_joins():
     run = _rate_run([("h1", 99.0), ("h2", 100.0), ("h1", 100.5)],
                     [[(t, share2) for t in ticks]] * 3)
     assert len(_join_times(run, TOPOLOGY, C)) == 2
+
+
+def test_the_sweep_figure_takes_seeds_that_agree(tmp_path):
+    from types import SimpleNamespace
+
+    from topo.analysis import Spread
+    from topo.report.figures import plot_sweep
+    agreed = Spread.of([0.1, 0.1, 0.1])
+    assert agreed.mean > agreed.hi                 # the mean's rounding that matplotlib's error bars refused
+    by_variant = {"a": [("rcp", {"jain": agreed})], "b": [("rcp", {"jain": Spread.of([0.5, 0.7])})]}
+    assert plot_sweep(tmp_path / "sweep.png", SimpleNamespace(name="x"), by_variant).is_file()
