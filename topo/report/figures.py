@@ -64,6 +64,16 @@ def _no_data(ax, why: str) -> None:
     ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.3", wrap=True)
 
 
+def readable_ylim(lo: float, hi: float, least_share: float = 0.1) -> tuple[float, float]:
+    """y limits spanning at least least_share of the values' size: seeds that agree to the fourth digit
+    otherwise fill the axis, and a Jain's index of 0.99999999 against 1 looks like a fall."""
+    size = max(abs(lo), abs(hi))
+    if hi - lo >= least_share * size or size == 0:
+        return lo, hi
+    mid, half = (lo + hi) / 2, least_share * size / 2
+    return mid - half, mid + half
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
@@ -254,6 +264,8 @@ def plot_sweep(path: Path, exp, by_variant: dict) -> Path:
                        "" if sp is None else f"{sp.hi:.4f}"] for label, sp in zip(labels, spreads)]
         ax.set_xticks(range(len(labels)), labels, rotation=20, fontsize=7)
         ax.set(ylabel=name, title=f"{exp.name}: {name}")
+        ax.set_ylim(*readable_ylim(*ax.get_ylim()))
+        ax.ticklabel_format(axis="y", useOffset=False)
         ax.legend(fontsize=7)
     if not present:
         _no_data(axes[0][0], "no figure has a value in any valid run")

@@ -277,3 +277,11 @@ def test_the_sweep_figure_takes_seeds_that_agree(tmp_path):
     assert agreed.mean > agreed.hi                 # the mean's rounding that matplotlib's error bars refused
     by_variant = {"a": [("rcp", {"jain": agreed})], "b": [("rcp", {"jain": Spread.of([0.5, 0.7])})]}
     assert plot_sweep(tmp_path / "sweep.png", SimpleNamespace(name="x"), by_variant).is_file()
+
+
+def test_sweep_axes_span_at_least_a_tenth_of_the_values():
+    from topo.report.figures import readable_ylim
+    assert readable_ylim(0.99999999, 1.0) == pytest.approx((0.95, 1.05), abs=1e-6)
+    assert readable_ylim(11.1275, 11.1280) == pytest.approx((11.1275 - 0.556, 11.1280 + 0.556), abs=1e-3)
+    assert readable_ylim(0.5, 1.2) == (0.5, 1.2)          # data that already spans enough keeps its limits
+    assert readable_ylim(0.0, 0.0) == (0.0, 0.0)
