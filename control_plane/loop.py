@@ -95,10 +95,6 @@ class RcpParams:
         weights = (1.0, *others)
         return {d: weights.index(w) for d, w in sorted(self.dscp_weights.items()) if w != 1.0}, weights
 
-    @property
-    def w_min(self) -> float:
-        return min(self.weight_classes()[1])
-
     def next_d0(self, d0: float, rtt: float, T: float, R: float, C: float) -> float:
         """d0 after an interval whose RTT samples averaged `rtt`."""
         if self.d0_estimator == "ns2":
@@ -171,6 +167,10 @@ class PortState:
     # (time, R) of the intervals policing looks back on: the largest R of the last epoch, plus d0, plus the
     # time the port's full queue takes to drain (what a packet stamped then may still wait before it returns)
     R_history: deque = field(default_factory=deque)
+    # What the switch holds for this port, per weight class, as of its last update: the stamps and the
+    # policing (allowance, limit), written and recorded from here (computed once per update).
+    stamps_bps: list[float] = field(default_factory=list)
+    police: list[tuple[int, int]] = field(default_factory=list)
 
     def queue_drain_s(self, frame_bytes: int) -> float:
         """The longest a packet waits in this port's queue: its depth in data frames at C."""
@@ -254,6 +254,8 @@ class ControlLoop:
         # The cells before the classes that point at them, so that no packet reads a cell not yet written
         # (bmv2's registers start at 0, a stamp of 0 kb/s). program_switch left the unclassified cell and
         # the SYN stamps without a cap: none until the feedforward's first interval (and none without it).
+        for ps in self.ports.values():
+            self._refresh_cells(ps)
         self.driver.write_rates_kbps(self._stamps(self.ports.values()))
         self.driver.write_police(self._police(self.ports.values()))
         self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
@@ -267,7 +269,7 @@ class ControlLoop:
         return [stamp_rate(ps.R_bps, w, ps.C_bps, gamma=self.params.gamma) for w in self.class_weights]
 
     def _stamps(self, states) -> dict[int, int]:
-        return {dp.rate_cell(ps.port, k): _kbps(bps) for ps in states for k, bps in enumerate(self.stamps_bps(ps))}
+        return {dp.rate_cell(ps.port, k): _kbps(bps) for ps in states for k, bps in enumerate(ps.stamps_bps)}
 
     def police_thresholds(self, ps: PortState) -> list[tuple[int, int]]:
         """Each weight class's (allowance, limit) on this port, from the largest stamp of the last epoch + d0;
@@ -286,7 +288,10 @@ class ControlLoop:
         return out
 
     def _police(self, states) -> dict[int, tuple[int, int]]:
-        return {dp.rate_cell(ps.port, k): pair for ps in states for k, pair in enumerate(self.police_thresholds(ps))}
+        return {dp.rate_cell(ps.port, k): pair for ps in states for k, pair in enumerate(ps.police)}
+
+    def _refresh_cells(self, ps: PortState) -> None:
+        ps.stamps_bps, ps.police = self.stamps_bps(ps), self.police_thresholds(ps)
 
     def step(self, deadline: float | None = None) -> list[dict]:
         """Read every RCP port's counters in one pass, update R, write it back.
@@ -364,13 +369,14 @@ class ControlLoop:
             keep_s = self.driver.police_epoch_s + ps.d0_s + ps.queue_drain_s(p.queue_packet_bytes)
             while ps.R_history and ps.R_history[0][0] < now - keep_s:
                 ps.R_history.popleft()
-        police = self.police_thresholds(ps) if p.police else None
+        self._refresh_cells(ps)
+        police = ps.police if p.police else None
         return {"time": self.wall_clock(), "switch": self.switch.name, "port": ps.port,
                 "C_bps": ps.C_bps, "R_bps": ps.R_bps, "y_bps": y, "q_bytes": q / 8,
                 "d0_s": ps.d0_s, "T_s": T, "period_s": elapsed, "rtt_samples": d_rtt_count,
                 "y_unit": "bytes" if slot_bytes is None else "slots", "slot_bytes": slot_bytes,
                 "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes,
-                "stamps_bps": self.stamps_bps(ps),
+                "stamps_bps": ps.stamps_bps,
                 "policed_packets": d_policed_packets, "policed_bytes": d_policed_bytes,
                 "arrivals": arrivals, "departures": departures,
                 "syn_rates_bps": ps.syn_rates_bps if p.feedforward else None,
