@@ -155,7 +155,11 @@ class Spread:
     @classmethod
     def of(cls, values: Iterable[float]) -> "Spread | None":
         values = [v for v in values if v is not None]
-        return cls(statistics.fmean(values), min(values), max(values), len(values)) if values else None
+        if not values:
+            return None
+        lo, hi = min(values), max(values)
+        # fmean of equal values can round a hair outside them (0.1 three times: 0.10000000000000002)
+        return cls(min(max(statistics.fmean(values), lo), hi), lo, hi, len(values))
 
     def format(self, spec: str) -> str:
         if self.n == 1 or format(self.lo, spec) == format(self.hi, spec):

@@ -256,9 +256,7 @@ def plot_sweep(path: Path, exp, by_variant: dict) -> Path:
         for scheme in [s for s, _ in by_variant[labels[0]]]:
             spreads = [next((agg.get(key) for s, agg in by_variant[label] if s == scheme), None) for label in labels]
             ys = [sp.mean if sp else float("nan") for sp in spreads]
-            # max(0, ...): a mean of equal values can round a hair outside them, and matplotlib refuses that.
-            err = [[max(0.0, sp.mean - sp.lo) if sp else 0 for sp in spreads],
-                   [max(0.0, sp.hi - sp.mean) if sp else 0 for sp in spreads]]
+            err = [[sp.mean - sp.lo if sp else 0 for sp in spreads], [sp.hi - sp.mean if sp else 0 for sp in spreads]]
             ax.errorbar(range(len(labels)), ys, yerr=err, fmt="o-", capsize=3, label=scheme)
             table += [[key, scheme, label, "" if sp is None else f"{sp.mean:.4f}", "" if sp is None else f"{sp.lo:.4f}",
                        "" if sp is None else f"{sp.hi:.4f}"] for label, sp in zip(labels, spreads)]
