@@ -19,10 +19,11 @@ header police_key_h {
     bit<16>     dst_port;
 }
 
-// A SYN's stamp (rcp.p4): the port's arrival count with this SYN, the SYN's rank k in the interval
-// (0 for the first), its cell in rcp_syn_rate and the rate found there.
+// A SYN's stamp (rcp.p4): the port's arrival count with this SYN, the count at the interval's start, the
+// SYN's rank k in the interval (0 for the first), its cell in rcp_syn_rate and the rate found there.
 header syn_stamp_h {
     bit<32>     arrivals;
+    bit<32>     base;
     bit<32>     k;
     rate_kbps_t rate;
     bit<4>      _pad;           // bmv2 headers are whole bytes

@@ -67,8 +67,8 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
                 rcp_arrivals.read(meta.syn.arrivals, p);
                 meta.syn.arrivals = meta.syn.arrivals + 1;                              // an addition per SYN
                 rcp_arrivals.write(p, meta.syn.arrivals);
-                rcp_arrivals_base.read(meta.syn.k, p);
-                meta.syn.k = meta.syn.arrivals - meta.syn.k - 1;                        // 0 for the interval's first
+                rcp_arrivals_base.read(meta.syn.base, p);
+                meta.syn.k = meta.syn.arrivals - meta.syn.base - 1;                     // 0 for the interval's first
                 if (meta.syn.k >= SYN_RATES) { meta.syn.k = SYN_RATES - 1; }
                 find_syn_cell();
                 rcp_syn_rate.read(meta.syn.rate, meta.syn.cell);
