@@ -155,17 +155,19 @@ def sample_weights(run: dict) -> dict[str, float]:
     judge fairness as the tables do, on goodput / weight; empty where the routers weight nothing."""
     if not run["meta"].get("rcp_weights"):
         return {}
-    weights = run["meta"]["rcp_weights"]
-    return {f"{f['host']}/{f['flow_id']}": float(weights.get(str(f.get("dscp", 0)), 1.0))
-            if f.get("scheme") == "rcp" else 1.0 for f in run["flows"]}
+    return {f"{f['host']}/{f['flow_id']}": _weight(run, f) for f in run["flows"]}
+
+
+def _weight(run: dict, f: dict) -> float:
+    """A flow's weight where the run's RCP routers weight its DSCP (run.json's "rcp_weights", DSCP -> weight;
+    the flow record's "dscp"); 1 for every flow that does not follow R."""
+    weights = run["meta"].get("rcp_weights", {})
+    return float(weights.get(str(f.get("dscp", 0)), 1.0)) if f.get("scheme") == "rcp" else 1.0
 
 
 def _flow_weights(run: dict) -> dict[str, float]:
-    """Per long flow ("h1->r3"): its weight where the run's RCP routers weight its DSCP (run.json's
-    "rcp_weights", DSCP -> weight; the flow record's "dscp"); 1 for every flow that does not follow R."""
-    weights = run["meta"].get("rcp_weights", {})
-    return {_flow_name(run, f): float(weights.get(str(f.get("dscp", 0)), 1.0)) if f.get("scheme") == "rcp" else 1.0
-            for f in run["flows"]}
+    """Per long flow ("h1->r3"): its weight (_weight)."""
+    return {_flow_name(run, f): _weight(run, f) for f in run["flows"]}
 
 
 def _against_max_min(run: dict, goodputs_kbps: list[float], weights: dict[str, float]) -> dict[str, tuple[float, float]]:
