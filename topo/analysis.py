@@ -87,26 +87,44 @@ def time_to_share(samples: Sequence[tuple[float, float]], event_s: float, share:
     return None
 
 
-# Frames a flow of the hosts' transport puts on the bottleneck besides its DATA packets: the SYN and the FIN
-# (hosts/src/workload/traffic.rs, CONTROL_FRAMES_PER_FLOW). bmv2 shapes in packets per second: each takes a full slot.
+# What a flow of the hosts' transport puts on the bottleneck besides its DATA packets: the SYN and the FIN
+# (hosts/src/workload/traffic.rs, CONTROL_FRAMES_PER_FLOW, CONTROL_BYTES_PER_FLOW).
 CONTROL_FRAMES_PER_FLOW = 2
+CONTROL_BYTES_PER_FLOW = 82 + 78
+# What the load counts (p4rcp-host traffic --load-unit; docs/experiments.md, "Load"): "slots" where the link is
+# shaped in packets per second (bmv2: every frame takes a full data frame's time), "bytes" where it is shaped in
+# bits (ns-3: every frame takes its own length). A run records its unit in run.json, "load_unit".
+LOAD_UNITS = ("slots", "bytes")
+
+
+def load_unit(meta: dict) -> str:
+    """The unit of a run's load; runs recorded before it was recorded counted slots."""
+    return meta.get("load_unit", "slots")
 
 
 def data_packets(size_bytes: int, mss_bytes: int) -> int:
     return max(1, math.ceil(size_bytes / mss_bytes))
 
 
-def service_bytes(size_bytes: int, mss_bytes: int, frame_bytes: int) -> int:
-    """What the flow's data costs a link shaped in packets per second: one full frame per DATA packet, the
-    last one included. It is the L of FCT_PS, so that L / C is the time the link needs for the flow."""
-    return data_packets(size_bytes, mss_bytes) * frame_bytes
+def service_bytes(size_bytes: int, mss_bytes: int, frame_bytes: int, unit: str) -> int:
+    """What the flow's DATA packets cost the link, in bytes of link time: a full frame each, the last one
+    included, on a link shaped in packets per second (unit "slots"); their own length, data and headers, on
+    one shaped in bits ("bytes"). It is the L of FCT_PS, so that L / C is the time the link needs for the flow."""
+    packets = data_packets(size_bytes, mss_bytes)
+    if unit == "slots":
+        return packets * frame_bytes
+    if unit == "bytes":
+        return size_bytes + packets * (frame_bytes - mss_bytes)
+    raise ValueError(f"load unit must be one of {', '.join(LOAD_UNITS)}, got {unit!r}")
 
 
-def measured_load(sizes: Iterable[int], mss_bytes: int, capacity_pps: float, duration_s: float) -> float:
-    """The load the flows that arrived offered the bottleneck: their frames (DATA, SYN, FIN, each a slot of
-    the link shaped in packets per second) over the frames the link could carry in the run."""
-    slots = sum(data_packets(s, mss_bytes) + CONTROL_FRAMES_PER_FLOW for s in sizes)
-    return slots / (capacity_pps * duration_s)
+def measured_load(sizes: Iterable[int], mss_bytes: int, frame_bytes: int, capacity_bps: float, duration_s: float,
+                  unit: str) -> float:
+    """The load the flows that arrived offered the bottleneck: the link time of their frames (DATA, SYN,
+    FIN), in `unit`, over the run's duration."""
+    control = CONTROL_FRAMES_PER_FLOW * frame_bytes if unit == "slots" else CONTROL_BYTES_PER_FLOW
+    total = sum(service_bytes(s, mss_bytes, frame_bytes, unit) + control for s in sizes)
+    return total * 8 / (capacity_bps * duration_s)
 
 
 def join_receiver_times(flows: Sequence[dict], received: Sequence[dict], ip_of: dict[str, str]) -> None:

@@ -165,6 +165,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
     processes: list[HostProcess] = []
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
             "duration_s": exp.duration_s, "load": variant.load,
+            "load_unit": "slots",   # bmv2 shapes packets per second: p4rcp-host traffic's default unit
             "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
             "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
             "environment": options.environment, "problems": [], "events": [],

@@ -13,7 +13,7 @@ use p4rcp_host::transport::sender::FlowParams;
 use p4rcp_host::transport::wire::{RCP_MIN_RATE_KBPS, RCP_UDP_PORT};
 use p4rcp_host::workload::arrivals::{AtOnce, Poisson};
 use p4rcp_host::workload::sizes::SizeDist;
-use p4rcp_host::workload::traffic::Workload;
+use p4rcp_host::workload::traffic::{LoadUnit, Workload};
 use p4rcp_host::{cli, tcp, units};
 use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
@@ -157,6 +157,11 @@ struct TrafficArgs {
     /// their times to fit it, instead of whatever one Poisson draw offers.
     #[arg(long)]
     exact_load: bool,
+    /// What the load counts: `slots` for a link shaped in packets per second
+    /// (bmv2: every frame takes a full data frame's time), `bytes` for one
+    /// shaped in bits (ns-3, Tofino, SUME).
+    #[arg(long, value_enum, default_value_t = LoadUnit::Slots)]
+    load_unit: LoadUnit,
     /// Print the arrivals these arguments plan, one JSON line each ({"index",
     /// "t_s", "size_bytes"}), and exit without sending: the flows a run
     /// starts, for engines that start them in simulated time (topo/ns3).
@@ -364,6 +369,7 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         a.seed,
         a.max_flows,
         a.exact_load,
+        a.load_unit,
     )?;
     if a.plan {
         return print_plan(&w);
@@ -376,7 +382,7 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     eprintln!(
         "{}",
         serde_json::json!({"event": "traffic_plan", "flows": w.flows(), "load_offered": record::round(w.offered_load(), 4),
-                           "load": a.load, "time_scale": record::round(w.time_scale, 4), "lambda": record::round(w.lambda, 3),
+                           "load": a.load, "load_unit": format!("{:?}", a.load_unit).to_lowercase(), "time_scale": record::round(w.time_scale, 4), "lambda": record::round(w.lambda, 3),
                            "mean_size_bytes": record::round(a.sizes.mean(), 1), "duration_s": a.duration.as_secs_f64()})
     );
     net::install_signal_handlers();

@@ -21,7 +21,7 @@ from topo.ns3 import build
 from topo.ns3.driver import Ns3Driver
 from topo.ns3.network import RouterOptions, SimNetwork
 from topo.ns3.records import flow_record, recv_record, sample_line
-from topo.ns3.workload import Plan
+from topo.ns3.workload import LOAD_UNIT, Plan
 from topo.schedule import RunDir, receivers
 
 ENGINE = "ns3"
@@ -115,7 +115,7 @@ class Run:
         self.receivers: dict[str, list] = {}      # host -> its receiver applications (UDP and TCP)
         self.meta = {"experiment": self.exp.name, "variant": job.variant.label, "scheme": self.scheme.name,
                      "cc": self.scheme.cc, "seed": job.seed, "duration_s": self.exp.duration_s,
-                     "load": job.variant.load,
+                     "load": job.variant.load, "load_unit": LOAD_UNIT,
                      "capacity_bps": {f"{s}:{p}": self.topology.switch(s).ports[p].capacity_bps
                                       for s, p in self.topology.bottlenecks},
                      "queue_pkts": {f"{s}:{p}": self.topology.switch(s).ports[p].queue_depth_pkts

@@ -14,6 +14,9 @@ from pathlib import Path
 from topo.schedule import BandwidthChange, Launch, RunDir, first_error_line, long_flow_id, schedule
 
 PLAN_TIMEOUT_S = 120
+# An ns-3 link shapes bits: a Poisson source's load counts every frame at its own length, where on bmv2, which
+# shapes packets per second, it counts slots (p4rcp-host traffic --load-unit; docs/experiments.md, "Load").
+LOAD_UNIT = "bytes"
 POISSON_FLOW_BASE = 0x4000_0000   # Poisson flows' ids: this + index (the hosts draw a random base)
 
 
@@ -46,7 +49,7 @@ def plan(exp, variant, scheme, seed: int, out: RunDir) -> Plan:
                           stop - flow.start_s, None))
     for item in items:
         if isinstance(item, Launch) and item.kind == "poisson":
-            arrivals = arrivals_of(item.command + ["--mss", str(topology.mss_bytes)])
+            arrivals = arrivals_of(item.command + ["--mss", str(topology.mss_bytes), "--load-unit", LOAD_UNIT])
             planned[item.host] = len(arrivals)
             flows += [Flow(item.host, receiver_of[item.host], t, POISSON_FLOW_BASE + k, size, None, k)
                       for k, (t, size) in enumerate(arrivals)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from topo.analysis import load_unit
 from topo.report.figures import make_plots
 from topo.report.metrics import aggregate, metrics
 from topo.report.runs import load_run, read_jsonl, void_runs
@@ -50,7 +51,7 @@ def write_report(exp, root: Path, runs: list) -> str:
     for label, rows in by_variant.items():
         if label:
             parts += [f"## {label}", ""]
-        parts += [setting(exp, variants[label]), ""]
+        parts += [setting(exp, variants[label], load_unit(next(m for v, _, _, m in runs if v.label == label))), ""]
         if len(by_variant) > 1 and simulation_note([m for v, _, _, m in runs if v.label == label]):
             parts += [simulation_note([m for v, _, _, m in runs if v.label == label]), ""]
         workload = workload_note(exp, [r["metrics"] for s, rs in loaded.items() if s[0] == label for r in rs])

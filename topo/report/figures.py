@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from topo.analysis import fct_ps, jain_index, service_bytes  # noqa: E402
+from topo.analysis import fct_ps, jain_index, load_unit, service_bytes  # noqa: E402
 from topo.report.metrics import PACKET_DECADES, _rtt, sample_weights  # noqa: E402
 
 SAMPLE_BIN_S = 0.5   # per-flow rates over time are averaged over this
@@ -123,7 +123,8 @@ def plot_fct(path: Path, rows: dict, runs: dict) -> Path:
         top = max(PACKET_DECADES[PACKET_DECADES.index(r[1]) + 1] for r in table)
         ps_x = [10 ** (k / 20) for k in range(0, int(20 * math.log10(top)) + 1)]
         note = f"; nominal load for seed(s) {', '.join(map(str, nominal_seeds))}" if nominal_seeds else ""
-        ax.plot(ps_x, [fct_ps(service_bytes(x * topo.mss_bytes, topo.mss_bytes, topo.data_frame_bytes), C, rho, rtt)
+        unit = load_unit(any_run["meta"])
+        ax.plot(ps_x, [fct_ps(service_bytes(x * topo.mss_bytes, topo.mss_bytes, topo.data_frame_bytes, unit), C, rho, rtt)
                        for x in ps_x], "k-", lw=2, label=f"processor sharing (load {rho:.2f}{note})")
         ax_ratio.axhline(1.0, color="k", lw=2, label="processor sharing")
         if nominal_seeds:

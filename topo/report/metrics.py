@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 import statistics
 
-from topo.analysis import (Spread, bin_fct, data_packets, fct_ps, jain_index, max_min_shares, measured_load,
-                           percentile, service_bytes, time_to_share, utilisation)
+from topo.analysis import (Spread, bin_fct, data_packets, fct_ps, jain_index, load_unit, max_min_shares,
+                           measured_load, percentile, service_bytes, time_to_share, utilisation)
 
 
 def metrics(run: dict, exp) -> dict:
     """One run's figures. FCT is the receiver's (first SYN sent to last byte received, the RCP papers'), its
-    bound FCT_PS uses the load the run's arrivals offered and the flow's data in link slots."""
+    bound FCT_PS uses the load the run's arrivals offered and the flow's data, both in the link's unit."""
     topo = run["topology"]
     C = min(run["meta"]["capacity_bps"].values())
     m = {"flows": len(run["flows"]), "valid": run["meta"]["valid"], "problems": run["meta"]["problems"]}
@@ -30,8 +30,8 @@ def metrics(run: dict, exp) -> dict:
     if load:
         arrivals = [f["size_bytes"] for f in run["flows"] if "index" in f]     # the Poisson sources' flows
         m["load"] = load
-        m["load_measured"] = measured_load(arrivals, topo.mss_bytes, C / 8 / topo.data_frame_bytes,
-                                           run["meta"]["duration_s"])
+        m["load_measured"] = measured_load(arrivals, topo.mss_bytes, topo.data_frame_bytes, C,
+                                           run["meta"]["duration_s"], load_unit(run["meta"]))
     if done:
         m["mean_fct_s"] = statistics.fmean(f["fct_recv_s"] for f in done)
         m["p50_fct_s"] = percentile([f["fct_recv_s"] for f in done], 50)
@@ -45,7 +45,8 @@ def metrics(run: dict, exp) -> dict:
         m["fct_flows"] = [{"size_bytes": f["size_bytes"], "packets": data_packets(f["size_bytes"], topo.mss_bytes),
                            "fct_s": f["fct_recv_s"],
                            "ps_ratio": f["fct_recv_s"] / fct_ps(service_bytes(f["size_bytes"], topo.mss_bytes,
-                                                                              topo.data_frame_bytes),
+                                                                              topo.data_frame_bytes,
+                                                                              load_unit(run["meta"])),
                                                                 C, m["bound_load"], _rtt(topo, f["host"]))}
                           for f in done]
         m["fct_ratio_ps"] = statistics.fmean(f["ps_ratio"] for f in m["fct_flows"])

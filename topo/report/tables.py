@@ -164,8 +164,9 @@ def max_min_table(rows: list[tuple[str, dict]]) -> str:
     return "\n".join(lines)
 
 
-def setting(exp, variant) -> str:
-    """The network and the runs, in one paragraph: what a reader needs to judge the numbers."""
+def setting(exp, variant, unit: str) -> str:
+    """The network and the runs, in one paragraph: what a reader needs to judge the numbers; `unit` is what the
+    runs' load counted (topo.analysis.LOAD_UNITS)."""
     topology = variant.topology
     links = []
     for sw, port in topology.bottlenecks:
@@ -173,9 +174,12 @@ def setting(exp, variant) -> str:
         links.append(f"{p.capacity_bps / 1e6:.1f} Mb/s ({p.queue_rate_pps} packets/s of {topology.data_frame_bytes} "
                      f"bytes), queue {p.queue_depth_pkts} packets")
     rtts = sorted({round(2 * topology.hosts[h].delay_ms, 3) for h in topology.senders})
-    load = (f"Poisson arrivals at a nominal load of {variant.load:g} of the link's packet slots (the table gives "
-            f"the load each run's arrivals offered, which FCT_PS = 1.5 RTT + L / (C (1 - load)) uses, with L the "
-            f"flow's data frames). " if variant.load else "")
+    counted = {"slots": ("packet slots: shaped in packets per second, it gives every frame a full data frame's time",
+                         "data frames' slots"),
+               "bytes": ("bits: shaped in bits, it gives every frame its own length", "data frames' bytes")}[unit]
+    load = (f"Poisson arrivals at a nominal load of {variant.load:g} of the link's {counted[0]} (the table gives the "
+            f"load each run's arrivals offered, which FCT_PS = 1.5 RTT + L / (C (1 - load)) uses, with L the flow's "
+            f"{counted[1]}). " if variant.load else "")
     return (f"Bottleneck{'s' if len(links) > 1 else ''}: {'; '.join(links)}. Base RTT {', '.join(f'{r:g}' for r in rtts)} ms. "
             f"{load}Seeds {', '.join(map(str, exp.seeds))}: each figure is the mean over the valid seeds, "
             f"(lowest-highest) where they differ. FCT: first SYN sent to last byte received.")

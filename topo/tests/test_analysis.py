@@ -93,9 +93,19 @@ def test_receiver_fct_joins_on_sender_address_and_flow_id():
 
 def test_load_and_bound_count_link_slots():
     # 1 byte and 1000 bytes both take one 1078-byte slot; 1001 bytes take two
-    assert [service_bytes(s, 1000, 1078) for s in (1, 1000, 1001)] == [1078, 1078, 2156]
+    assert [service_bytes(s, 1000, 1078, "slots") for s in (1, 1000, 1001)] == [1078, 1078, 2156]
     # 3 flows of 1, 25 and 100 packets + SYN + FIN each = 132 slots, over 1000 slots/s for 0.2 s
-    assert measured_load([1, 25_000, 100_000], 1000, 1000.0, 0.2) == pytest.approx(132 / 200)
+    assert measured_load([1, 25_000, 100_000], 1000, 1078, 1000 * 1078 * 8, 0.2, "slots") == pytest.approx(132 / 200)
+
+
+def test_load_and_bound_count_bytes_on_a_link_shaped_in_bits():
+    # each DATA packet its data and 78 bytes of headers
+    assert [service_bytes(s, 1000, 1078, "bytes") for s in (1, 1000, 1001)] == [79, 1078, 1157]
+    # the same flows: their data, 126 packets' headers, and a SYN (82) and a FIN (78) each
+    frames = 125_001 + 126 * 78 + 3 * (82 + 78)
+    assert measured_load([1, 25_000, 100_000], 1000, 1078, 1e6, 2.0, "bytes") == pytest.approx(frames * 8 / 2e6)
+    with pytest.raises(ValueError, match="load unit"):
+        service_bytes(1, 1000, 1078, "packets")
 
 
 def test_max_min_shares_of_a_parking_lot():

@@ -41,6 +41,9 @@ const ACK_FIXED_BODY: usize = 16;
 const SACK_LEN: usize = 16;
 const FIN_BODY: usize = 8;
 const FINACK_BODY: usize = 12;
+/// A SYN's and a FIN's Ethernet frame, bytes.
+pub const SYN_FRAME_LEN: usize = FRAME_OVERHEAD + BODY_OFFSET + SYN_BODY;
+pub const FIN_FRAME_LEN: usize = FRAME_OVERHEAD + BODY_OFFSET + FIN_BODY;
 
 /// FINACK status bit: every byte delivered matched the flow's content pattern.
 pub const STATUS_VERIFIED: u8 = 1;

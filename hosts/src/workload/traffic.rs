@@ -1,22 +1,58 @@
 //! Workloads: Poisson flow arrivals for a target load, flow sizes from a
 //! distribution. The arrival times and sizes depend only on the seed, the
-//! load, the capacity, the distribution and the MSS, never on the scheme, so
-//! every scheme sees the same flows.
+//! load, the capacity, the distribution, the MSS and the load's unit, never on
+//! the scheme, so every scheme sees the same flows.
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 
 use super::sizes::SizeDist;
+use crate::transport::wire::{DATA_HEADER_LEN, FIN_FRAME_LEN, FRAME_OVERHEAD, SYN_FRAME_LEN};
 
 /// Bytes one DATA packet adds to its payload on the wire: Ethernet + IPv4 +
 /// UDP (42) and the RCP and host headers (36).
-pub const PER_PACKET_OVERHEAD: f64 = 78.0;
+pub const PER_PACKET_OVERHEAD: f64 = (FRAME_OVERHEAD + DATA_HEADER_LEN) as f64;
 /// Frames a flow sends besides its DATA packets: the SYN and the FIN.
 pub const CONTROL_FRAMES_PER_FLOW: f64 = 2.0;
+/// Their bytes on the wire (82 + 78).
+pub const CONTROL_BYTES_PER_FLOW: f64 = (SYN_FRAME_LEN + FIN_FRAME_LEN) as f64;
+
+/// What a flow costs the bottleneck, so what the load counts
+/// (docs/experiments.md, "Load").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoadUnit {
+    /// A link shaped in packets per second (bmv2): every frame of the flow
+    /// (DATA, the last partial one included, SYN, FIN) takes a full data
+    /// frame's time whatever its length.
+    Slots,
+    /// A link shaped in bits (ns-3, Tofino, SUME): every frame takes its own
+    /// length.
+    Bytes,
+}
+
+impl LoadUnit {
+    /// The link time a flow of `size` bytes takes, in bits of the link.
+    pub fn flow_bits(self, size: u64, mss: usize) -> f64 {
+        let packets = size.div_ceil(mss as u64).max(1) as f64;
+        self.bits(size as f64, packets, mss)
+    }
+
+    /// The same for the mean flow of `sizes`.
+    fn mean_flow_bits(self, sizes: &SizeDist, mss: usize) -> f64 {
+        self.bits(sizes.mean(), sizes.mean_packets(mss), mss)
+    }
+
+    fn bits(self, bytes: f64, packets: f64, mss: usize) -> f64 {
+        match self {
+            LoadUnit::Slots => (packets + CONTROL_FRAMES_PER_FLOW) * (mss as f64 + PER_PACKET_OVERHEAD) * 8.0,
+            LoadUnit::Bytes => (bytes + packets * PER_PACKET_OVERHEAD + CONTROL_BYTES_PER_FLOW) * 8.0,
+        }
+    }
+}
 
 /// A Poisson stream of (arrival time, size) pairs, drawn in full when it is
-/// made: the plan is known before the first flow starts (`flows`, `slots`).
+/// made: the plan is known before the first flow starts.
 pub struct Workload {
     plan: Vec<(f64, u64)>,
     pub count: u64,
@@ -24,25 +60,20 @@ pub struct Workload {
     pub lambda: f64,
     /// Factor the arrival times were scaled by (1 unless the load is exact).
     pub time_scale: f64,
-    frame_bits: f64,
+    unit: LoadUnit,
     capacity_bps: f64,
     duration: f64,
     mss: usize,
 }
 
-/// Link slots a flow of `size` bytes takes: its DATA packets (the last, partial
-/// one included), the SYN and the FIN.
-pub fn flow_slots(size: u64, mss: usize) -> f64 {
-    size.div_ceil(mss as u64).max(1) as f64 + CONTROL_FRAMES_PER_FLOW
-}
-
 impl Workload {
-    /// Arrival rate `lambda = load * capacity / (mean slots of a flow)`; see
-    /// `flow_slots`. With `exact_load`, arrivals are drawn until they offer
-    /// `load * capacity * duration`, and their times are then scaled to fit
-    /// the duration (the draw after the last one lands at its end): the flows
-    /// of every seed offer the nominal load, up to one flow, and the arrival
-    /// process is a Poisson process conditioned on its total work.
+    /// Arrival rate `lambda = load * capacity / (link time of the mean flow)`,
+    /// in `unit` (`LoadUnit::flow_bits`). With `exact_load`, arrivals are drawn
+    /// until they offer `load * capacity * duration`, and their times are then
+    /// scaled to fit the duration (the draw after the last one lands at its
+    /// end): the flows of every seed offer the nominal load, up to one flow,
+    /// and the arrival process is a Poisson process conditioned on its total
+    /// work.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         load: f64,
@@ -53,31 +84,27 @@ impl Workload {
         seed: u64,
         max_flows: Option<u64>,
         exact_load: bool,
+        unit: LoadUnit,
     ) -> Result<Workload, String> {
         if !(load > 0.0 && load.is_finite()) {
             return Err(format!("--load must be > 0, got {load}"));
         }
-        // The load counts link slots: bmv2 shapes the bottleneck in packets per
-        // second, so every frame of a flow (DATA, SYN, FIN) takes a full data
-        // frame's time whatever its length (docs/experiments.md, "Load").
-        let frame_bits = (mss as f64 + PER_PACKET_OVERHEAD) * 8.0;
         let capacity_bps = capacity_kbps * 1000.0;
-        let slots = sizes.mean_packets(mss) + CONTROL_FRAMES_PER_FLOW;
-        let lambda = load * capacity_bps / (slots * frame_bits);
+        let lambda = load * capacity_bps / unit.mean_flow_bits(&sizes, mss);
         let exp = Exp::new(lambda).map_err(|e| format!("bad arrival rate {lambda}: {e}"))?;
         let mut rng = StdRng::seed_from_u64(seed);
-        let target_slots = load * capacity_bps * duration / frame_bits;
+        let target_bits = load * capacity_bps * duration;
         let limit = max_flows.unwrap_or(u64::MAX);
         let mut plan = Vec::new();
         let (mut t, mut offered) = (exp.sample(&mut rng), 0.0);
         loop {
-            let more = if exact_load { offered < target_slots } else { t < duration };
+            let more = if exact_load { offered < target_bits } else { t < duration };
             if !more || plan.len() as u64 >= limit {
                 break;
             }
             let size = sizes.sample(&mut rng);
             plan.push((t, size));
-            offered += flow_slots(size, mss);
+            offered += unit.flow_bits(size, mss);
             t += exp.sample(&mut rng);
         }
         let time_scale = if exact_load { duration / t } else { 1.0 };
@@ -89,7 +116,7 @@ impl Workload {
             count: 0,
             lambda,
             time_scale,
-            frame_bits,
+            unit,
             capacity_bps,
             duration,
             mss,
@@ -106,10 +133,10 @@ impl Workload {
         self.plan.len()
     }
 
-    /// The load the planned flows offer over the duration, in link slots.
+    /// The load the planned flows offer over the duration, in the workload's unit.
     pub fn offered_load(&self) -> f64 {
-        let slots: f64 = self.plan.iter().map(|&(_, size)| flow_slots(size, self.mss)).sum();
-        slots * self.frame_bits / (self.capacity_bps * self.duration)
+        let bits: f64 = self.plan.iter().map(|&(_, size)| self.unit.flow_bits(size, self.mss)).sum();
+        bits / (self.capacity_bps * self.duration)
     }
 
     /// Time of the next arrival (seconds from the start), if any.
@@ -133,7 +160,7 @@ mod tests {
     fn poisson_rate_matches_the_load() {
         // 100 kB flows, mss 1000: 100 DATA + SYN + FIN = 102 slots of 1078 * 8
         // bits = 879648 bits; load 0.5 of 10 Mb/s: lambda = 5e6 / 879648 = 5.6841 flows/s
-        let w = Workload::new(0.5, 10_000.0, SizeDist::Fixed(100_000), 1000, 1e9, 7, Some(50_000), false);
+        let w = Workload::new(0.5, 10_000.0, SizeDist::Fixed(100_000), 1000, 1e9, 7, Some(50_000), false, LoadUnit::Slots);
         let mut w = w.unwrap_or_else(|e| panic!("{e}"));
         assert!((w.lambda - 5.684092).abs() < 1e-5, "{}", w.lambda);
         let mut last = 0.0;
@@ -145,6 +172,22 @@ mod tests {
         assert_eq!(w.count, 50_000);
         let rate = 50_000.0 / last;
         assert!((rate / 5.684092 - 1.0).abs() < 0.02, "{rate}");
+    }
+
+    #[test]
+    fn a_link_shaped_in_bits_counts_each_frame_at_its_length() {
+        // the same flows in bytes: 100 000 + 100 * 78 + SYN 82 + FIN 78 = 107 960 bytes =
+        // 863 680 bits against 879 648 in slots; lambda = 5e6 / 863680 = 5.789181 flows/s
+        let w = Workload::new(0.5, 10_000.0, SizeDist::Fixed(100_000), 1000, 10.0, 7, None, false, LoadUnit::Bytes);
+        let w = w.unwrap_or_else(|e| panic!("{e}"));
+        assert!((w.lambda - 5.789181).abs() < 1e-5, "{}", w.lambda);
+        assert_eq!(LoadUnit::Bytes.flow_bits(1, 1000), (1.0 + 78.0 + 82.0 + 78.0) * 8.0);
+        assert_eq!(LoadUnit::Slots.flow_bits(1, 1000), 3.0 * 1078.0 * 8.0);
+        // an exact load holds in either unit
+        let sizes = SizeDist::parse("pareto:1.2:25000:1000000").unwrap_or_else(|e| panic!("{e}"));
+        let exact = Workload::new(0.9, 15_000.0, sizes, 1000, 30.0, 3, None, true, LoadUnit::Bytes);
+        let exact = exact.unwrap_or_else(|e| panic!("{e}"));
+        assert!((exact.offered_load() / 0.9 - 1.0).abs() < 0.05, "{}", exact.offered_load());
     }
 
     #[test]
@@ -162,6 +205,7 @@ mod tests {
                 42,
                 None,
                 false,
+                LoadUnit::Slots,
             )
         };
         let (mut a, mut b) = match (mk(), mk()) {
@@ -179,15 +223,15 @@ mod tests {
     fn an_exact_load_offers_the_nominal_load_whatever_the_seed() {
         let sizes = SizeDist::parse("pareto:1.2:25000:1000000").unwrap_or_else(|e| panic!("{e}"));
         for seed in 1..=20 {
-            let w = Workload::new(0.9, 15_000.0, sizes.clone(), 1000, 30.0, seed, None, true);
+            let w = Workload::new(0.9, 15_000.0, sizes.clone(), 1000, 30.0, seed, None, true, LoadUnit::Slots);
             let w = w.unwrap_or_else(|e| panic!("{e}"));
             // within one flow of the largest size (1000 packets of 23 000 slots)
             assert!((w.offered_load() / 0.9 - 1.0).abs() < 0.05, "seed {seed}: {}", w.offered_load());
             assert!(w.plan.iter().all(|&(t, _)| (0.0..30.0).contains(&t)));
             assert!((0.8..1.25).contains(&w.time_scale), "seed {seed}: {}", w.time_scale);
         }
-        let free = Workload::new(0.9, 15_000.0, sizes.clone(), 1000, 30.0, 3, None, false);
-        let exact = Workload::new(0.9, 15_000.0, sizes, 1000, 30.0, 3, None, true);
+        let free = Workload::new(0.9, 15_000.0, sizes.clone(), 1000, 30.0, 3, None, false, LoadUnit::Slots);
+        let exact = Workload::new(0.9, 15_000.0, sizes, 1000, 30.0, 3, None, true, LoadUnit::Slots);
         let (free, exact) = (free.unwrap_or_else(|e| panic!("{e}")), exact.unwrap_or_else(|e| panic!("{e}")));
         // the same draws, scaled: the sizes of the flows both plans hold are the same
         let n = free.flows().min(exact.flows());

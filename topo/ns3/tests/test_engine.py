@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from topo import hosts
+from topo.analysis import measured_load
 from topo.experiment import load_experiment, resolve
 from topo.ns3 import runner
 from topo.ns3.engine import refusal, tcp_algorithm
 from topo.ns3.network import RouterOptions
-from topo.ns3.workload import POISSON_FLOW_BASE, arrivals_of, plan
+from topo.ns3.workload import LOAD_UNIT, POISSON_FLOW_BASE, arrivals_of, plan
 from topo.schedule import Launch, RunDir, long_flow_id, schedule
 
 
@@ -58,15 +59,19 @@ def test_engine_options_are_checked():
 
 @pytest.mark.skipif(not hosts.HOST_BINARY.is_file(), reason=f"{hosts.HOST_BINARY} missing: run 'make hosts'")
 def test_the_flows_are_those_the_hosts_would_start(tmp_path):
-    """Poisson arrivals are the traffic generator's own plan for the run's command; long flows start, stop
-    and are numbered as the Mininet runner's schedule says."""
+    """Poisson arrivals are the traffic generator's own plan for the run's command, with the load counted in
+    bytes (an ns-3 link shapes bits); long flows start, stop and are numbered as the Mininet runner's schedule
+    says."""
     exp = load_experiment(resolve("fct-short"), ["rcp"], 5, [3])
     variant = exp.variants()[0]
     out = RunDir(tmp_path)
     p = plan(exp, variant, exp.scheme("rcp"), 3, out)
     commands = {i.host: i.command for i in schedule(exp, variant, exp.scheme("rcp"), 3, out) if isinstance(i, Launch)}
+    sizes = []
     for host, command in commands.items():
-        arrivals = arrivals_of(command)
+        arrivals = arrivals_of(command + ["--load-unit", LOAD_UNIT])
+        assert arrivals != arrivals_of(command)     # Mininet's unit, slots, plans fewer flows for the same load
+        sizes += [size for _, size in arrivals]
         mine = sorted((f.index, f.start_s, f.size_bytes, f.flow_id) for f in p.flows if f.host == host)
         assert mine == [(k, t, size, POISSON_FLOW_BASE + k) for k, (t, size) in enumerate(arrivals)]
         assert p.planned[host] == len(arrivals) > 0
@@ -74,6 +79,12 @@ def test_the_flows_are_those_the_hosts_would_start(tmp_path):
         other = list(command)
         other[other.index("--seed") + 1] = "99"
         assert arrivals_of(other) != arrivals
+    # every seed offers the nominal load (exact_load), in the bits of the link
+    topology = variant.topology
+    offered = measured_load(sizes, topology.mss_bytes, topology.data_frame_bytes,
+                            min(topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks),
+                            exp.duration_s, LOAD_UNIT)
+    assert offered == pytest.approx(variant.load, rel=0.03)
     conv = load_experiment(resolve("convergence-short"), ["rcp"], 10, [2])
     p = plan(conv, conv.variants()[0], conv.scheme("rcp"), 2, out)
     assert [(f.host, f.start_s, f.duration_s, f.flow_id) for f in p.flows] == [
