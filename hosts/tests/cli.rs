@@ -487,6 +487,10 @@ fn check_refuses_what_a_start_refuses() {
         "fixed size must be > 0",
     );
     check_refuses(
+        &mut runner_traffic("fixed:1000", &out, &["--check", "--load-unit", "packets"]),
+        "invalid value 'packets' for '--load-unit",
+    );
+    check_refuses(
         Command::new(bin()).args(["recv", "--check", "--idle-timeout", "5furlongs"]),
         "unknown duration unit",
     );
