@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 class Ns3Driver:
     """One simulated switch. It cannot become unreachable, so connect and close do nothing.
 
-    The model stamps one rate per port: no weight classes, policing or SYN stamps (the engine refuses
-    schemes that use them, topo/ns3/engine.py refusal), so those writes accept only "off"."""
+    The model stamps one rate per port and has the feedforward's counts and SYN stamps, but no weight
+    classes or policing (the engine refuses schemes that use them, topo/ns3/engine.py refusal), so those
+    writes accept only "off"."""
     counter_bits = 64
     rtt_sum_bits = 64         # RcpQueueDisc keeps 64 bits (the v1model register has 32)
     queue_rate_unit = "bytes"
@@ -45,7 +46,8 @@ class Ns3Driver:
             disc = self.network.rcp_disc(self.switch, port)
             counts[port] = PortCounters(input_bytes=disc.InputBytes(), input_packets=disc.InputPackets(),
                                         rtt_sum_us=disc.RttSumUs(), rtt_count=disc.RttCount(),
-                                        queue_depth=disc.QueueDepthPackets())
+                                        queue_depth=disc.QueueDepthPackets(), arrivals=disc.Arrivals(),
+                                        departures=disc.Departures())
         return CounterRead(at=clock(), ports=counts)
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
@@ -64,8 +66,17 @@ class Ns3Driver:
             raise ValueError("the ns-3 router model has no policing")
 
     def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
-        if any(k != dp.RATE_NONE for _, stamps in rates.values() for k in stamps):
-            raise ValueError("the ns-3 router model has no SYN stamps (the feedforward)")
+        """Each port's arrivals base and SYN stamps (RATE_NONE, no cap, is the model's SYN_RATE_NONE). A port
+        without RCP has no RcpQueueDisc and nothing to cap: the loop's first write, to every port, skips it."""
+        for port, (base, stamps) in rates.items():
+            if not self.network.topology.switch(self.switch).ports[port].is_rcp:
+                if any(kbps != dp.RATE_NONE for kbps in stamps):
+                    raise ValueError(f"SYN stamps for port {port} of {self.switch}, which has no RCP")
+                continue
+            disc = self.network.rcp_disc(self.switch, port)
+            disc.SetArrivalsBase(base)
+            for k, kbps in enumerate(stamps, start=1):
+                disc.SetSynRateKbps(k, kbps)
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
         if classes:

@@ -57,7 +57,7 @@ def refusal(exp: Experiment, scheme_name: str) -> str | None:
     if scheme.cc == "rcp":
         params = exp.rcp_params(scheme)
         missing = [what for what, used in (("weighted sharing (dscp_weights)", bool(params.dscp_weights)),
-                                           ("policing", params.police), ("the feedforward", params.feedforward),
+                                           ("policing", params.police),
                                            ("DSCP-marked long flows", any(f.dscp for f in exp.long_flows)))
                    if used]
         if missing:

@@ -22,6 +22,9 @@ constexpr uint64_t SIZE_UNKNOWN = UINT64_MAX;   // SYN's total_size of an open-e
 constexpr uint32_t MAX_SACKS = 4;
 // Ethernet + IPv4 + UDP before the UDP payload: a frame's size as the router counts it (docs/protocol.md,
 // "Units"), although ns-3's point-to-point links carry a 2-byte PPP header instead of Ethernet's 14.
+// flags: the DATA packet that carries a flow's last byte, sent for the first time (a departure, which
+// the feedforward counts; docs/protocol.md).
+constexpr uint8_t RCP_FLAG_LAST = 0x01;
 constexpr uint32_t FRAME_OVERHEAD = 14 + 20 + 8;
 constexpr uint32_t ETHERNET_HEADER = 14;
 

@@ -8,6 +8,8 @@
 #include "ns3/object-factory.h"
 #include "ns3/udp-header.h"
 
+#include <algorithm>
+
 namespace p4rcp
 {
 
@@ -74,7 +76,7 @@ RcpQueueDisc::QueueDepthPackets() const
 }
 
 bool
-RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, uint32_t& rateKbps, uint32_t& rttUs)
+RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, Forward& f)
 {
     auto ip = DynamicCast<Ipv4QueueDiscItem>(item);
     if (!ip)
@@ -103,9 +105,34 @@ RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, uint32_t& rateKbps, uint32_t&
     auto u32 = [&b](int at) {
         return (uint32_t(b[at]) << 24) | (uint32_t(b[at + 1]) << 16) | (uint32_t(b[at + 2]) << 8) | b[at + 3];
     };
-    rateKbps = u32(8 + 4);
-    rttUs = u32(8 + 8);
+    f.type = b[8] & 0x0f;
+    f.flags = b[9];
+    f.rateKbps = u32(8 + 4);
+    f.rttUs = u32(8 + 8);
     return true;
+}
+
+void
+RcpQueueDisc::SetSynRateKbps(uint32_t k, uint32_t rateKbps)
+{
+    NS_ABORT_MSG_IF(k < 1 || k > SYN_RATES, "SYN rank " << k << " outside 1.." << SYN_RATES);
+    m_synRatesKbps[k - 1] = rateKbps;
+}
+
+uint32_t
+RcpQueueDisc::StampFor(const Forward& f)
+{
+    if (f.type == SYN)
+    {
+        m_arrivals += 1;                                                // an addition per SYN
+        uint32_t k = std::clamp(m_arrivals - m_arrivalsBase, 1u, SYN_RATES); // 1 for the interval's first
+        return std::min(m_rateKbps, m_synRatesKbps[k - 1]);
+    }
+    if (f.type == DATA && (f.flags & RCP_FLAG_LAST))
+    {
+        m_departures += 1;
+    }
+    return m_rateKbps;
 }
 
 void
@@ -125,11 +152,10 @@ RcpQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     // (the unit of C and of the hosts' rates).
     m_inputBytes += item->GetSize() + ETHERNET_HEADER;
     m_inputPackets += 1;
-    uint32_t rateKbps;
-    uint32_t rttUs;
-    if (m_rttSamples == RTT_AT_ARRIVAL && ReadForward(item, rateKbps, rttUs))
+    Forward f;
+    if (m_rttSamples == RTT_AT_ARRIVAL && ReadForward(item, f))
     {
-        SampleRtt(rttUs);
+        SampleRtt(f.rttUs);
     }
     uint32_t depth = GetInternalQueue(0)->GetNPackets();
     if (GetCurrentSize() + item > GetMaxSize())
@@ -157,20 +183,20 @@ RcpQueueDisc::DoDequeue()
     m_lastEnqueueDepth = m_enqueueDepths.front();
     m_enqueueDepths.pop_front();
     m_lastDepartureDepth = GetInternalQueue(0)->GetNPackets();
-    uint32_t rateKbps;
-    uint32_t rttUs;
-    if (!ReadForward(item, rateKbps, rttUs))
+    Forward f;
+    if (!ReadForward(item, f))
     {
         return item;
     }
     if (m_rttSamples == RTT_AT_DEPARTURE)
     {
-        SampleRtt(rttUs);
+        SampleRtt(f.rttUs);
     }
-    uint32_t after = rateKbps;
-    if (m_rateKbps != 0 && rateKbps > m_rateKbps) // comparison 2
+    uint32_t stamp = StampFor(f);
+    uint32_t after = f.rateKbps;
+    if (m_rateKbps != 0 && f.rateKbps > stamp) // comparison 2
     {
-        after = m_rateKbps;
+        after = stamp;
         Ptr<Packet> p = item->GetPacket();
         UdpHeader udp;
         RcpHeader rcp;
@@ -181,7 +207,7 @@ RcpQueueDisc::DoDequeue()
         p->AddHeader(udp);
         m_stamped += 1;
     }
-    m_stampTrace(rateKbps, after, m_rateKbps);
+    m_stampTrace(f.rateKbps, after, m_rateKbps);
     return item;
 }
 

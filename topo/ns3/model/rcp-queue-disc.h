@@ -7,6 +7,10 @@
 //                                  forward RCP packet with rate_kbps > R != 0:
 //                                      rate_kbps = R                                 (the stamp)
 //                                  queue_depth = the queue this packet leaves behind (deq_qdepth)
+//                                  the feedforward (docs/control_plane.md, "Sudden load"): a SYN
+//                                      adds 1 to arrivals and, the k-th since the interval's base, is
+//                                      stamped at most the k-th SYN rate; a DATA flagged LAST adds 1 to
+//                                      departures
 //
 // R is written by the control plane (control_plane/loop.py through topo/ns3/driver.py); nothing here
 // divides. The queue itself is a drop-tail FIFO of MaxSize packets.
@@ -55,7 +59,16 @@ class RcpQueueDisc : public ns3::QueueDisc
     uint64_t RttSumUs() const { return m_rttSumUs; }
     uint64_t RttCount() const { return m_rttCount; }
     uint32_t QueueDepthPackets() const;
+    uint32_t Arrivals() const { return m_arrivals; }     // 32 bits, as the P4 register (wraps)
+    uint64_t Departures() const { return m_departures; }
     void SetRateKbps(uint32_t rateKbps) { m_rateKbps = rateKbps; }
+    // The interval's SYN stamps: the k-th SYN after arrivals reached `base` (k = 1 .. SYN_RATES, the last
+    // for every later one) is stamped at most synRatesKbps[k - 1]; SYN_RATE_NONE caps nothing.
+    void SetArrivalsBase(uint32_t base) { m_arrivalsBase = base; }
+    void SetSynRateKbps(uint32_t k, uint32_t rateKbps);
+
+    static constexpr uint32_t SYN_RATES = 8;
+    static constexpr uint32_t SYN_RATE_NONE = 0xFFFFFFFF;
     uint32_t GetRateKbps() const { return m_rateKbps; }
 
     uint64_t Stamped() const { return m_stamped; }
@@ -72,7 +85,15 @@ class RcpQueueDisc : public ns3::QueueDisc
 
     // Where the RCP header's fields sit in a queued IPv4 packet (UDP header first); false if the packet
     // is not a forward RCP packet (docs/protocol.md, "Which datagrams are RCP").
-    static bool ReadForward(ns3::Ptr<ns3::QueueDiscItem> item, uint32_t& rateKbps, uint32_t& rttUs);
+    struct Forward
+    {
+        uint8_t type;
+        uint8_t flags;
+        uint32_t rateKbps;
+        uint32_t rttUs;
+    };
+    static bool ReadForward(ns3::Ptr<ns3::QueueDiscItem> item, Forward& f);
+    uint32_t StampFor(const Forward& f); // the rate this packet may carry out: R, or less for a SYN
     void SampleRtt(uint32_t rttUs);
 
     RttSamples m_rttSamples;
@@ -85,6 +106,11 @@ class RcpQueueDisc : public ns3::QueueDisc
     uint32_t m_lastDepartureDepth = 0;
     std::deque<uint32_t> m_enqueueDepths; // per queued packet, in queue order (a FIFO drops only at the tail)
     uint32_t m_rateKbps = 0;              // 0: RCP not configured on this port, nothing stamped
+    uint32_t m_arrivals = 0;
+    uint32_t m_arrivalsBase = 0;
+    uint32_t m_synRatesKbps[SYN_RATES] = {SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE,
+                                          SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE};
+    uint64_t m_departures = 0;
     uint64_t m_stamped = 0;
     uint64_t m_drops = 0;
     ns3::TracedCallback<uint32_t, uint32_t, uint32_t> m_stampTrace;

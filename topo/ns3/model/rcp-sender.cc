@@ -476,6 +476,23 @@ RcpSenderFlow::DetectLosses(double now)
 }
 
 // Retransmissions first, then new data within the receiver's window, paced.
+bool
+RcpSenderFlow::IsLastNew(uint64_t end, uint32_t len, double now) const
+{
+    if (end == m_end)
+    {
+        return true;
+    }
+    if (m_p.duration >= 0 && m_end == SIZE_UNKNOWN)
+    {
+        // A flow that sends for a duration: the last packet the pacer sends before it ends.
+        double frameBits = (FRAME_OVERHEAD + DATA_HEADER_LEN + len) * 8.0;
+        double next = std::max(m_pacer.NextDeparture(), now) + frameBits / (m_paceRate * 1000.0);
+        return next >= m_tStart + m_p.duration;
+    }
+    return false;
+}
+
 void
 RcpSenderFlow::SendPaced(double now, const Tx& tx)
 {
@@ -504,6 +521,10 @@ RcpSenderFlow::SendPaced(double now, const Tx& tx)
         uint32_t seq = m_nextSeq;
         RcpHeader rcp = Forward(DATA);
         rcp.rttUs = RttUs();
+        if (!isRetx && IsLastNew(off + len, len, now))
+        {
+            rcp.flags |= RCP_FLAG_LAST;
+        }
         RcpTransportHeader h(DATA);
         h.flowId = m_p.flowId;
         h.pktSeq = seq;

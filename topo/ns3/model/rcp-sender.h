@@ -117,6 +117,9 @@ class RcpSenderFlow
     void SendSyn(double now, const Tx& tx);
     void SendFin(double now, const Tx& tx);
     void SendPaced(double now, const Tx& tx);
+    // The DATA packet that carries the flow's last byte for the first time (flagged LAST, a departure for
+    // the routers' feedforward), as the hosts' sender decides it (hosts/src/transport/sender/mod.rs).
+    bool IsLastNew(uint64_t end, uint32_t len, double now) const;
     void OnSynAck(const RcpHeader& rcp, const RcpTransportHeader& h, double now);
     void OnAck(const RcpHeader& rcp, const RcpTransportHeader& h, double now);
     void OnFinAck(const RcpTransportHeader& h);

@@ -182,13 +182,49 @@ def test_the_queue_sample_p4rcp_against_ns2(ns3):
         assert disc.QueueDepthPackets() == after_drain
 
 
-def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int):
-    """A DATA packet of the hosts' transport as it reaches a router's queue: IPv4 header aside, UDP first."""
+def test_the_feedforward_counts_and_syn_stamps(ns3):
+    """RcpQueueDisc's feedforward, on departure: the k-th SYN since the interval's arrivals base is stamped at
+    most the k-th SYN rate (the last one for every later SYN) and never above R; a DATA packet flagged LAST
+    counts as a departure, other DATA packets do not."""
+    ns, p4rcp = ns3
+    disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
+    disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("100p")))
+    disc.Initialize()
+    disc.SetRateKbps(3000)
+    disc.SetArrivalsBase(0)
+    for k in range(1, 9):
+        disc.SetSynRateKbps(k, 500 * k)
+
+    def stamps(items):
+        for item in items:
+            disc.Enqueue(item)
+        out = []
+        for _ in items:
+            packet = disc.Dequeue().GetPacket().Copy()
+            packet.RemoveHeader(ns.UdpHeader())
+            header = p4rcp.RcpHeader()
+            packet.RemoveHeader(header)
+            out.append(header.rateKbps)
+        return out
+
+    syns = stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=p4rcp.SYN) for _ in range(10)])
+    assert syns == [500, 1000, 1500, 2000, 2500, 3000, 3000, 3000, 3000, 3000]
+    assert disc.Arrivals() == 10 and disc.Departures() == 0
+    disc.SetArrivalsBase(10)                    # the next interval: its first SYN is k = 1 again
+    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=p4rcp.SYN)]) == [500]
+    data = stamps([_rcp_item(ns, p4rcp, 9000, 40_000), _rcp_item(ns, p4rcp, 9000, 40_000, flags=p4rcp.RCP_FLAG_LAST)])
+    assert data == [3000, 3000] and disc.Departures() == 1 and disc.Arrivals() == 11
+
+
+def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=None, flags: int = 0):
+    """A forward packet of the hosts' transport (DATA unless `kind` says) as it reaches a router's queue: IPv4
+    header aside, UDP first."""
+    kind = p4rcp.DATA if kind is None else kind
     packet = ns.Create[ns.Packet](1000)
-    transport = p4rcp.RcpTransportHeader(p4rcp.DATA)
+    transport = p4rcp.RcpTransportHeader(kind)
     packet.AddHeader(transport)
     rcp = p4rcp.RcpHeader()
-    rcp.type, rcp.rateKbps, rcp.rttUs = p4rcp.DATA, rate_kbps, rtt_us
+    rcp.type, rcp.flags, rcp.rateKbps, rcp.rttUs = kind, flags, rate_kbps, rtt_us
     packet.AddHeader(rcp)
     udp = ns.UdpHeader()
     udp.SetSourcePort(40000)
