@@ -13,6 +13,7 @@ use p4rcp_host::transport::sender::FlowParams;
 use p4rcp_host::transport::wire::{RCP_MIN_RATE_KBPS, RCP_UDP_PORT};
 use p4rcp_host::workload::arrivals::{AtOnce, Poisson};
 use p4rcp_host::workload::sizes::SizeDist;
+use clap::ValueEnum;
 use p4rcp_host::workload::traffic::{LoadUnit, Workload};
 use p4rcp_host::{cli, tcp, units};
 use std::net::{SocketAddr, TcpListener};
@@ -382,7 +383,7 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     eprintln!(
         "{}",
         serde_json::json!({"event": "traffic_plan", "flows": w.flows(), "load_offered": record::round(w.offered_load(), 4),
-                           "load": a.load, "load_unit": format!("{:?}", a.load_unit).to_lowercase(), "time_scale": record::round(w.time_scale, 4), "lambda": record::round(w.lambda, 3),
+                           "load": a.load, "load_unit": a.load_unit.to_possible_value().map(|v| v.get_name().to_owned()), "time_scale": record::round(w.time_scale, 4), "lambda": record::round(w.lambda, 3),
                            "mean_size_bytes": record::round(a.sizes.mean(), 1), "duration_s": a.duration.as_secs_f64()})
     );
     net::install_signal_handlers();

@@ -51,9 +51,11 @@ def write_report(exp, root: Path, runs: list) -> str:
     for label, rows in by_variant.items():
         if label:
             parts += [f"## {label}", ""]
-        parts += [setting(exp, variants[label], load_unit(next(m for v, _, _, m in runs if v.label == label))), ""]
-        if len(by_variant) > 1 and simulation_note([m for v, _, _, m in runs if v.label == label]):
-            parts += [simulation_note([m for v, _, _, m in runs if v.label == label]), ""]
+        label_metas = [m for v, _, _, m in runs if v.label == label]
+        parts += [setting(exp, variants[label], load_unit(label_metas[0])), ""]
+        label_simulated = simulation_note(label_metas) if len(by_variant) > 1 else ""
+        if label_simulated:
+            parts += [label_simulated, ""]
         workload = workload_note(exp, [r["metrics"] for s, rs in loaded.items() if s[0] == label for r in rs])
         if workload:
             parts += [workload, ""]

@@ -18,6 +18,7 @@ def metrics(run: dict, exp) -> dict:
     bound FCT_PS uses the load the run's arrivals offered and the flow's data, both in the link's unit."""
     topo = run["topology"]
     C = min(run["meta"]["capacity_bps"].values())
+    unit = load_unit(run["meta"])
     m = {"flows": len(run["flows"]), "valid": run["meta"]["valid"], "problems": run["meta"]["problems"]}
     sent = sum(f.get("packets_sent") or 0 for f in run["flows"])
     if sent:
@@ -31,7 +32,7 @@ def metrics(run: dict, exp) -> dict:
         arrivals = [f["size_bytes"] for f in run["flows"] if "index" in f]     # the Poisson sources' flows
         m["load"] = load
         m["load_measured"] = measured_load(arrivals, topo.mss_bytes, topo.data_frame_bytes, C,
-                                           run["meta"]["duration_s"], load_unit(run["meta"]))
+                                           run["meta"]["duration_s"], unit)
     if done:
         m["mean_fct_s"] = statistics.fmean(f["fct_recv_s"] for f in done)
         m["p50_fct_s"] = percentile([f["fct_recv_s"] for f in done], 50)
@@ -45,8 +46,7 @@ def metrics(run: dict, exp) -> dict:
         m["fct_flows"] = [{"size_bytes": f["size_bytes"], "packets": data_packets(f["size_bytes"], topo.mss_bytes),
                            "fct_s": f["fct_recv_s"],
                            "ps_ratio": f["fct_recv_s"] / fct_ps(service_bytes(f["size_bytes"], topo.mss_bytes,
-                                                                              topo.data_frame_bytes,
-                                                                              load_unit(run["meta"])),
+                                                                              topo.data_frame_bytes, unit),
                                                                 C, m["bound_load"], _rtt(topo, f["host"]))}
                           for f in done]
         m["fct_ratio_ps"] = statistics.fmean(f["ps_ratio"] for f in m["fct_flows"])
