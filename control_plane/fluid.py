@@ -11,7 +11,7 @@ Three routers (docs/control_plane.md, "Sudden load"):
 - "rcp": the RCP law; a new flow starts at the R its SYN carried.
 - "rcp-ff": the law, then the flow-count feedforward: R scaled by N / (N + arrivals - departures) each
   interval (SYNs and last DATA packets counted at the router), and each SYN stamped with the rate that fits it
-  (rcp_syn_rate, from the k-th SYN of the interval).
+  (rcp_syn_rates: the k-th SYN of the interval takes what k fair shares leave after the ones before it).
 - "rcp-ac": the talk's RCP-AC, approximated: flows below R accelerate towards it with an aggregate budget
   phi = alpha (C - y) d + (gamma_ac B - beta q) per RTT, shared in proportion to their deficits; new flows
   start at one packet per RTT.
@@ -30,7 +30,8 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
-from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rate
+from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
+from p4rcp.dataplane import SYN_RATES
 from topo.analysis import time_to_share
 
 ROUTERS = ("rcp", "rcp-ff", "rcp-ac")
@@ -107,7 +108,7 @@ def run(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q
             start, size = pending.pop(0)
             syns += 1
             if router == "rcp-ff" and start > 0:
-                first = rcp_syn_rate(R, C, y_last, syns)
+                first = rcp_syn_rates(R, C, y_last, min(syns, SYN_RATES))[-1]     # the data plane's 8 cells
             elif router == "rcp-ac" and start > 0:
                 first = bits / link.rtt_s
             else:

@@ -17,7 +17,7 @@ from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
 from control_plane.policing import police_allowance, police_limit
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rate, stamp_rate
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
 from p4rcp import dataplane as dp
 from p4rcp.protocol import RCP_MIN_RATE_KBPS
 from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch, SwitchPort
@@ -358,8 +358,7 @@ class ControlLoop:
         if p.feedforward:
             ps.R_bps = rcp_feedforward(ps.R_bps, R_prev, ps.C_bps, arrivals, departures, gamma=p.gamma,
                                        R_min=p.R_min_bps, w_min=w_min)
-            ps.syn_rates_bps = [rcp_syn_rate(ps.R_bps, ps.C_bps, y, k, gamma=p.gamma)
-                                for k in range(1, dp.SYN_RATES + 1)]
+            ps.syn_rates_bps = rcp_syn_rates(ps.R_bps, ps.C_bps, y, dp.SYN_RATES, gamma=p.gamma)
         ps.last, ps.last_time = c, now
         if p.police:
             # the senders follow the R they heard up to one RTT ago, and a queue that built up when R fell

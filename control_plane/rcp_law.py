@@ -60,10 +60,20 @@ def rcp_feedforward(R: float, R_prev: float, C: float, arrivals: float, departur
     return min(max(R * N / flows, R_min), gamma * C / w_min)
 
 
-def rcp_syn_rate(R: float, C: float, y: float, k: int, *, gamma: float = 1.0) -> float:
-    """The rate for the k-th new flow (SYN) of an interval: R, unless the link's input y plus k new flows at R
-    would exceed gamma*C; then R scaled so that they fit. On an idle link a new flow gets R, on a full one
-    about C / (N + k)."""
-    if k < 1:
-        raise ValueError(f"rcp_syn_rate: k counts new flows from 1, got {k}")
-    return R * min(1.0, gamma * C / max(y + k * R, 1e-12))
+def rcp_syn_rates(R: float, C: float, y: float, K: int, *, gamma: float = 1.0) -> list[float]:
+    """The stamps S_1 .. S_K of the 1st .. K-th new flow (SYN) of an interval.
+
+    The k-th new flow's fair share, F_k = R * min(1, gamma C / (y + k R)), is the rate at which k new flows fit
+    what the link has left: R on an idle link, about gamma C / (N + k) on a full one. But the new flows before
+    it keep their stamps until the law has seen them (the next interval, then an RTT), so the k-th gets what k
+    fair shares leave after them, S_k = k F_k - (S_1 + ... + S_{k-1}), and at least F_k / k (never 0). So the
+    interval's first k new flows take about k F_k together, and each S_k is at most F_k: on an idle link the
+    stamps are C, C/4, C/9, ... (C / k^2: below 1.65 C however many), where the fair shares C, C/2, C/3, ...
+    add up to twice C by the fourth SYN."""
+    if K < 1:
+        raise ValueError(f"rcp_syn_rates: K counts new flows from 1, got {K}")
+    stamps: list[float] = []
+    for k in range(1, K + 1):
+        F_k = R * min(1.0, gamma * C / max(y + k * R, 1e-12))
+        stamps.append(max(k * F_k - sum(stamps), F_k / k))
+    return stamps

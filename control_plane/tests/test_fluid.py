@@ -93,6 +93,16 @@ def test_a_flash_crowd_overflows_one_bdp_under_rcp_and_not_with_the_feedforward(
     assert ff.dropped_pkts == 0 and ff.peak_queue_pkts < 0.5 * FLASH_LINK.queue_limit_pkts, ff
 
 
+def test_with_the_feedforward_flows_starting_together_on_an_idle_link_fit_the_buffer():
+    """R is C on an idle link: four SYNs within an interval stamped with their fair shares alone (C, C/2, C/3,
+    C/4) overflowed one BDP; rcp_syn_rates leaves the later ones what the first took."""
+    plain = flash_crowd(FLASH_LINK, running=0, joining=4, alpha=0.4, beta=0.4)
+    for alpha, beta in [(0.4, 0.4), (0.6, 0.2)]:
+        ff = flash_crowd(FLASH_LINK, running=0, joining=4, alpha=alpha, beta=beta, router="rcp-ff")
+        assert ff.dropped_pkts == 0 and ff.peak_queue_pkts < 0.6 * FLASH_LINK.queue_limit_pkts, ff
+    assert plain.dropped_pkts > 100
+
+
 def test_with_the_feedforward_short_flows_lose_almost_nothing_and_stay_near_processor_sharing():
     for load in (0.05, 0.25, 0.5, 0.75):
         runs = [short_flows(SHORT_FLOWS, load=load, size_pkts=100, alpha=0.4, beta=0.4, seed=s, router="rcp-ff")

@@ -337,7 +337,7 @@ def test_unknown_d0_estimator_is_refused():
 
 def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their_syns():
     from p4rcp import dataplane as dp
-    from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rate
+    from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
     params = RcpParams(queue_packet_bytes=1000, feedforward=True)
     loop, driver, clock, _ = make_loop(params)
     assert driver.syn_rates == {p: (0, [dp.RATE_NONE] * dp.SYN_RATES) for p in S1.ports}, (
@@ -353,7 +353,7 @@ def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their
     assert (rec["arrivals"], rec["departures"]) == (2, 0)
     base, stamps = driver.syn_rates[PORT]
     assert base == 2, "the next interval counts its SYNs from the arrivals read"
-    assert stamps == [round(rcp_syn_rate(rec["R_bps"], C, rec["y_bps"], k) / 1000) for k in range(1, dp.SYN_RATES + 1)]
+    assert stamps == [round(S / 1000) for S in rcp_syn_rates(rec["R_bps"], C, rec["y_bps"], dp.SYN_RATES)]
     assert stamps == sorted(stamps, reverse=True)
 
 

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rate, stamp_rate
+from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
@@ -94,12 +94,26 @@ def test_feedforward_clamps_and_an_emptied_link_gets_gamma_C():
 
 
 def test_a_new_flow_gets_R_on_an_idle_link_and_its_share_on_a_full_one():
-    assert rcp_syn_rate(C, C, 0.0, 1) == C
-    assert rcp_syn_rate(C / 4, C, C, 1) == pytest.approx(C / 5)          # 4 flows at C/4, a fifth joins
-    assert rcp_syn_rate(C / 4, C, C, 2) == pytest.approx(C / 6)
-    assert rcp_syn_rate(C / 2, C, 0.25 * C, 1) == C / 2                  # room for it
+    assert rcp_syn_rates(C, C, 0.0, 1) == [C]
+    assert rcp_syn_rates(C / 4, C, C, 1) == [pytest.approx(C / 5)]       # 4 flows at C/4, a fifth joins
+    assert rcp_syn_rates(C / 2, C, 0.25 * C, 1) == [C / 2]               # room for it
     with pytest.raises(ValueError):
-        rcp_syn_rate(C, C, 0.0, 0)
+        rcp_syn_rates(C, C, 0.0, 0)
+
+
+def test_the_new_flows_of_an_interval_share_what_their_fair_shares_leave():
+    # idle link: the first takes R = C, the k-th C / k^2, where fair shares alone (C/k) add up to 2.08 C by the 4th
+    assert rcp_syn_rates(C, C, 0.0, 4) == pytest.approx([C, C / 4, C / 9, C / 16])
+    assert sum(rcp_syn_rates(C, C, 0.0, 8)) < 1.65 * C
+    # full link, 4 flows at C/4: the second of two gets 2 F_2 - S_1 = 2 C/6 - C/5, below its fair share C/6
+    S = rcp_syn_rates(C / 4, C, C, 2)
+    assert S == pytest.approx([C / 5, 2 * C / 6 - C / 5])
+    for R, y in [(C, 0.0), (C / 4, C), (C / 2, 0.25 * C), (C / 10, 0.7 * C)]:
+        S = rcp_syn_rates(R, C, y, 8)
+        fair = [R * min(1.0, C / (y + k * R)) for k in range(1, 9)]
+        assert all(0 < s <= f * (1 + 1e-12) for s, f in zip(S, fair)), "at most the fair share, never 0"
+        assert all(sum(S[:k]) >= k * fair[k - 1] * (1 - 1e-12) for k in range(1, 9)), "k fair shares at least"
+        assert S == sorted(S, reverse=True)
 
 
 def test_with_weights_R_may_rise_to_gamma_c_over_the_smallest_weight():
