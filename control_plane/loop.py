@@ -59,6 +59,7 @@ class RcpParams:
     # The flow-count feedforward (docs/control_plane.md, "Sudden load"): R scaled by N / (N + arrivals -
     # departures) every interval, and the k-th SYN of an interval stamped with the rate that fits it.
     feedforward: bool = False
+    feedforward_gain: float = 1.0     # kappa: the share of the step taken, R * N / (N + kappa (a - l))
 
     def __post_init__(self):
         for f in fields(self):
@@ -78,6 +79,9 @@ class RcpParams:
             raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
         if not isinstance(self.feedforward, bool):
             raise ValueError(f"RCP parameter feedforward must be true or false, got {self.feedforward!r}")
+        if not 0 < self.feedforward_gain <= 1 or (self.feedforward_gain != 1 and not self.feedforward):
+            raise ValueError(f"RCP parameter feedforward_gain must be in (0, 1], and set only with feedforward = "
+                             f"true, got {self.feedforward_gain}")
         if not isinstance(self.police, bool) or self.police_margin < 0 or self.police_slack_s < 0 \
                 or self.police_burst_packets < 0:
             raise ValueError("RCP parameters need police true or false, police_margin, police_slack_s and "
@@ -357,7 +361,7 @@ class ControlLoop:
         departures = counter_delta(c.departures, ps.last.departures, d.counter_bits)
         if p.feedforward:
             ps.R_bps = rcp_feedforward(ps.R_bps, R_prev, ps.C_bps, arrivals, departures, gamma=p.gamma,
-                                       R_min=p.R_min_bps, w_min=w_min)
+                                       R_min=p.R_min_bps, w_min=w_min, kappa=p.feedforward_gain)
             ps.syn_rates_bps = rcp_syn_rates(ps.R_bps, ps.C_bps, y, dp.SYN_RATES, gamma=p.gamma)
         ps.last, ps.last_time = c, now
         if p.police:

@@ -44,17 +44,20 @@ def d0_ns2(d0: float, rtt: float, *, T: float, R: float, C: float) -> float:
 
 
 def rcp_feedforward(R: float, R_prev: float, C: float, arrivals: float, departures: float, *,
-                    gamma: float = 1.0, R_min: float, w_min: float = 1.0) -> float:
+                    gamma: float = 1.0, R_min: float, w_min: float = 1.0, kappa: float = 1.0) -> float:
     """R after the flows that arrived and left in the last interval, without waiting for the law to see them.
 
     RCP's own estimate of the flows sharing the link is N = gamma*C / R(t-T) (the sum of their weights with
     weighted sharing); with a arrivals (SYNs) and l departures (last DATA packets) it becomes N + a - l, and R
-    scales by N / (N + a - l), clamped as the law clamps it, to [R_min, gamma*C / w_min] (a link that
-    emptied gets the top)."""
-    if R_prev <= 0 or C <= 0:
-        raise ValueError(f"rcp_feedforward needs R_prev, C > 0 (R_prev={R_prev}, C={C})")
+    scales by N / (N + kappa (a - l)), clamped as the law clamps it, to [R_min, gamma*C / w_min] (a link that
+    emptied gets the top). kappa (0 < kappa <= 1) takes only part of the step: where small flows come and go
+    many times an RTT, each full step swings R between its floor and C, and a long flow gets the swings'
+    mean; the law's own terms answer the rest."""
+    if R_prev <= 0 or C <= 0 or not 0 < kappa <= 1:
+        raise ValueError(f"rcp_feedforward needs R_prev, C > 0 and 0 < kappa <= 1 "
+                         f"(R_prev={R_prev}, C={C}, kappa={kappa})")
     N = gamma * C / R_prev
-    flows = N + arrivals - departures
+    flows = N + kappa * (arrivals - departures)
     if flows <= 0:
         return gamma * C / w_min
     return min(max(R * N / flows, R_min), gamma * C / w_min)

@@ -357,6 +357,24 @@ def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their
     assert stamps == sorted(stamps, reverse=True)
 
 
+def test_the_feedforward_gain_reaches_the_law_and_needs_the_feedforward():
+    from control_plane.rcp_law import rcp_feedforward, rcp_rate
+    params = RcpParams(queue_packet_bytes=1000, feedforward=True, feedforward_gain=0.75)
+    loop, driver, clock, _ = make_loop(params)
+    loop.step()
+    R0 = loop.ports[PORT].R_bps
+    y_bytes = int(C / 8 * 0.01)
+    driver.add(PORT, nbytes=y_bytes, packets=y_bytes // 1000, arrivals=3, departures=1)
+    clock.t += 0.01
+    [rec] = loop.step()
+    law = rcp_rate(R0, 0.01, 0.1, C, rec["y_bps"], 0, alpha=0.4, beta=0.4, R_min=params.R_min_bps)
+    assert rec["R_bps"] == pytest.approx(rcp_feedforward(law, R0, C, 3, 1, R_min=params.R_min_bps, kappa=0.75))
+    for bad in (dict(feedforward=True, feedforward_gain=0.0), dict(feedforward=True, feedforward_gain=1.2),
+                dict(feedforward=False, feedforward_gain=0.5)):
+        with pytest.raises(ValueError, match="feedforward_gain"):
+            RcpParams(**bad)
+
+
 def test_without_the_feedforward_arrivals_are_counted_and_nothing_else():
     loop, driver, clock, _ = make_loop()
     loop.step()

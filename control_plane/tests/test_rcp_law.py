@@ -93,6 +93,16 @@ def test_feedforward_clamps_and_an_emptied_link_gets_gamma_C():
     assert rcp_feedforward(C / 2, C / 2, C, 0, 1, gamma=0.95, R_min=R_MIN) == pytest.approx(0.95 * C)
 
 
+def test_the_feedforward_gain_takes_part_of_the_step():
+    # N = 4 flows at C/4, two arrive: the full step is 4 / 6, kappa 0.5 takes 4 / 5
+    assert rcp_feedforward(C / 4, C / 4, C, 2, 0, R_min=R_MIN, kappa=0.5) == pytest.approx(C / 5)
+    assert rcp_feedforward(C / 4, C / 4, C, 2, 0, R_min=R_MIN, kappa=1.0) == pytest.approx(C / 6)
+    assert rcp_feedforward(C / 4, C / 4, C, 0, 2, R_min=R_MIN, kappa=0.5) == pytest.approx(C / 3)
+    for kappa in (0.0, 1.5):
+        with pytest.raises(ValueError):
+            rcp_feedforward(C / 4, C / 4, C, 1, 0, R_min=R_MIN, kappa=kappa)
+
+
 def test_a_new_flow_gets_R_on_an_idle_link_and_its_share_on_a_full_one():
     assert rcp_syn_rates(C, C, 0.0, 1) == [C]
     assert rcp_syn_rates(C / 4, C, C, 1) == [pytest.approx(C / 5)]       # 4 flows at C/4, a fifth joins
