@@ -62,12 +62,11 @@ class Scheme:
                       else f"initial window {LINUX_INITCWND} segments (Linux's default)")
             return f"kernel TCP, congestion control {algo}, {window}"
         p = rcp_params
+        step = "a - l" if p.feedforward_gain == 1 else f"{p.feedforward_gain:g} (a - l)"
         routers = (f"routers alpha {p.alpha:g}, beta {p.beta:g}, gamma {p.gamma:g}, "
                    f"q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0), d0 by {p.d0_estimator}"
-                   + (", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + a - l))"
-                      if p.feedforward and p.feedforward_gain == 1 else "")
-                   + (f", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + {p.feedforward_gain:g} "
-                      f"(a - l)))" if p.feedforward and p.feedforward_gain != 1 else "")
+                   + (f", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + {step}))"
+                      if p.feedforward else "")
                    + (", policing" if p.police else "")
                    + (", weights by DSCP " + ", ".join(f"{int(d)}: {w:g}" for d, w in
                                                         sorted(p.dscp_weights.items(), key=lambda i: int(i[0])))
