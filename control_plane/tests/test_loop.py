@@ -335,20 +335,28 @@ def test_unknown_d0_estimator_is_refused():
         RcpParams(d0_estimator="kalman")
 
 
+def _full_interval_with(loop, driver, clock, params, *, arrivals, departures):
+    """One interval after the first: the link full (y = C), `arrivals` SYNs and `departures` LAST packets. The
+    record, what the law alone gives (gains 0.4 / 0.4, d0 0.1 s) and R before it."""
+    from control_plane.rcp_law import rcp_rate
+    loop.step()
+    R0 = loop.ports[PORT].R_bps
+    y_bytes = int(C / 8 * 0.01)
+    driver.add(PORT, nbytes=y_bytes, packets=y_bytes // 1000, arrivals=arrivals, departures=departures)
+    clock.t += 0.01
+    [rec] = loop.step()
+    law = rcp_rate(R0, 0.01, 0.1, C, rec["y_bps"], 0, alpha=0.4, beta=0.4, R_min=params.R_min_bps)
+    return rec, law, R0
+
+
 def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their_syns():
     from p4rcp import dataplane as dp
-    from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
+    from control_plane.rcp_law import rcp_feedforward, rcp_syn_rates
     params = RcpParams(queue_packet_bytes=1000, feedforward=True)
     loop, driver, clock, _ = make_loop(params)
     assert driver.syn_rates == {p: (0, [dp.RATE_NONE] * dp.SYN_RATES) for p in S1.ports}, (
         "no SYN cap before the first interval, on any port of the switch")
-    loop.step()
-    R0 = loop.ports[PORT].R_bps
-    y_bytes = int(C / 8 * 0.01)
-    driver.add(PORT, nbytes=y_bytes, packets=y_bytes // 1000, arrivals=2, departures=0)
-    clock.t += 0.01
-    [rec] = loop.step()
-    law = rcp_rate(R0, 0.01, 0.1, C, rec["y_bps"], 0, alpha=0.4, beta=0.4, R_min=params.R_min_bps)
+    rec, law, R0 = _full_interval_with(loop, driver, clock, params, arrivals=2, departures=0)
     assert rec["R_bps"] == pytest.approx(rcp_feedforward(law, R0, C, 2, 0, R_min=params.R_min_bps))
     assert (rec["arrivals"], rec["departures"]) == (2, 0)
     base, stamps = driver.syn_rates[PORT]
@@ -358,16 +366,10 @@ def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their
 
 
 def test_the_feedforward_gain_reaches_the_law_and_needs_the_feedforward():
-    from control_plane.rcp_law import rcp_feedforward, rcp_rate
+    from control_plane.rcp_law import rcp_feedforward
     params = RcpParams(queue_packet_bytes=1000, feedforward=True, feedforward_gain=0.75)
     loop, driver, clock, _ = make_loop(params)
-    loop.step()
-    R0 = loop.ports[PORT].R_bps
-    y_bytes = int(C / 8 * 0.01)
-    driver.add(PORT, nbytes=y_bytes, packets=y_bytes // 1000, arrivals=3, departures=1)
-    clock.t += 0.01
-    [rec] = loop.step()
-    law = rcp_rate(R0, 0.01, 0.1, C, rec["y_bps"], 0, alpha=0.4, beta=0.4, R_min=params.R_min_bps)
+    rec, law, R0 = _full_interval_with(loop, driver, clock, params, arrivals=3, departures=1)
     assert rec["R_bps"] == pytest.approx(rcp_feedforward(law, R0, C, 3, 1, R_min=params.R_min_bps, kappa=0.75))
     for bad in (dict(feedforward=True, feedforward_gain=0.0), dict(feedforward=True, feedforward_gain=1.2),
                 dict(feedforward=False, feedforward_gain=0.5)):
