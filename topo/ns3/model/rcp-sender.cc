@@ -475,7 +475,6 @@ RcpSenderFlow::DetectLosses(double now)
     }
 }
 
-// Retransmissions first, then new data within the receiver's window, paced.
 bool
 RcpSenderFlow::IsLastNew(uint64_t end, uint32_t len, double now) const
 {
@@ -493,6 +492,7 @@ RcpSenderFlow::IsLastNew(uint64_t end, uint32_t len, double now) const
     return false;
 }
 
+// Retransmissions first, then new data within the receiver's window, paced.
 void
 RcpSenderFlow::SendPaced(double now, const Tx& tx)
 {
