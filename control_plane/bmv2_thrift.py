@@ -267,10 +267,10 @@ class Bmv2ThriftDriver:
         self._write_registers(f"write {dp.REG_RATE}", [(dp.REG_RATE, cell, kbps) for cell, kbps in rates.items()])
 
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
-        """Each cell's (allowance, limit), the same way as the stamps."""
-        self._write_registers("write policing", [(name, cell, value) for cell, pair in params.items()
-                                                 for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT),
-                                                                        pair)])
+        """Each cell's (allowance, limit), the same way as the stamps: one cell of the v1model program's
+        64-bit register."""
+        self._write_registers("write policing", [(dp.REG_POLICE, cell, dp.police_cell_value(*pair))
+                                                 for cell, pair in params.items()])
 
     def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
         """Each port's arrivals base and SYN stamps, the same way as the stamps."""

@@ -67,8 +67,12 @@ def rate_entries(rates_kbps: dict[int, int]) -> list[fy.P4RegisterEntry]:
     return [fy.P4RegisterEntry(dp.REG_RATE, index=cell, data=kbps) for cell, kbps in sorted(rates_kbps.items())]
 
 
-def police_entries(params: dict[int, tuple[int, int]]) -> list[fy.P4RegisterEntry]:
-    """Each cell's allowance and limit."""
+def police_entries(params: dict[int, tuple[int, int]], packed: bool) -> list[fy.P4RegisterEntry]:
+    """Each cell's allowance and limit: one cell of REG_POLICE where the program packs them (v1model), else a
+    cell of each of REG_POLICE_BYTES and REG_POLICE_LIMIT (TNA)."""
+    if packed:
+        return [fy.P4RegisterEntry(dp.REG_POLICE, index=cell, data=dp.police_cell_value(*pair))
+                for cell, pair in sorted(params.items())]
     return [fy.P4RegisterEntry(name, index=cell, data=value) for cell, pair in sorted(params.items())
             for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT), pair)]
 
@@ -298,7 +302,8 @@ class P4RuntimeDriver:
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
         if self.side is not None:
             return self.side.write_police(params)
-        self._call("write policing", lambda sw: sw.modify(police_entries(params)))
+        packed = self.schema.registers.get(dp.REG_POLICE) is not None
+        self._call("write policing", lambda sw: sw.modify(police_entries(params, packed)))
 
     def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
         if self.side is not None:

@@ -75,11 +75,22 @@ def syn_cell(port: int, k: int) -> int:
 UNCLASSIFIED_CELL = rate_cell(DROP_PORT)
 
 # Policing (docs/dataplane.md, "Policing"): per cell, the bytes a flow may send per epoch (its bucket
-# leaks them) and the bucket's limit; a limit of 0 turns policing off there. Two rows of sketch cells,
-# (epoch << 32) | bytes, which only the data plane writes.
+# leaks them) and the bucket's limit; a limit of 0 turns policing off there. v1model holds both in one
+# 64-bit register (bmv2 charges each packet per register read); TNA and SUME, whose register actions return
+# one 32-bit value, in two. Two rows of sketch cells, (epoch << 32) | bytes, which only the data plane writes.
+REG_POLICE = "rcp_police"
 REG_POLICE_BYTES = "rcp_police_bytes"
 REG_POLICE_LIMIT = "rcp_police_limit"
 REG_POLICE_ROWS = ("rcp_police_row0", "rcp_police_row1")
+
+
+def police_cell_value(allowance: int, limit: int) -> int:
+    """A cell of REG_POLICE: allowance << 32 | limit, each a 32-bit byte count."""
+    if not (0 <= allowance < 1 << 32 and 0 <= limit < 1 << 32):
+        raise ValueError(f"policing allowance and limit are 32-bit byte counts (allowance={allowance}, limit={limit})")
+    return allowance << 32 | limit
+
+
 POLICE_CELLS = 1 << 16
 # The targets: v1model (bmv2), tna (Tofino 1), t2na (Tofino 2, the same TNA program), sume.
 TARGETS = ("v1model", "tna", "t2na", "sume")

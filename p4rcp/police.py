@@ -5,10 +5,11 @@ them; `python -m p4rcp.police` measures the false-positive rate of the sketch at
 flows, by simulating the same rule with the same hashes (docs/dataplane.md, "Policing").
 
 A flow is the UDP 5-tuple; the hashes run over its key (source address, destination address, source port,
-destination port), 12 bytes in network order, as bmv2 concatenates the fields: row 0 is XOR16 of the key (its
-six 16-bit words xored, computed by operators in the v1model program: bmv2's hash would need the key copied
-first), row 1 the low 16 bits of CRC-16/ARC (bmv2's crc16). (The TNA program's row 0 is a CRC-32 of the same
-key, from Tofino's hash unit; the SUME program folds it with its LRC extern.)
+destination port), 12 bytes in network order, as bmv2 concatenates the fields: row 0 xors the addresses' low
+16 bits and the two ports (three operators in the v1model program: bmv2's hash would need the key copied
+first), row 1 is the low 16 bits of CRC-16/ARC of the whole key (bmv2's crc16), so that flows row 0 confuses
+(addresses that differ only in their high halves) have different row-1 cells. (The TNA program's row 0 is a
+CRC-32 of the key, from Tofino's hash unit; the SUME program folds it with its LRC extern.)
 """
 
 from __future__ import annotations
@@ -47,18 +48,16 @@ def crc16_arc(data: bytes) -> int:
     return crc
 
 
-def xor16(data: bytes) -> int:
-    """The 16-bit words of data, xored."""
-    folded = 0
-    for i in range(0, len(data), 2):
-        folded ^= int.from_bytes(data[i:i + 2], "big")
-    return folded
+def row0_index(key: bytes) -> int:
+    """The low 16 bits of the two addresses and the two ports, xored."""
+    return int.from_bytes(key[2:4], "big") ^ int.from_bytes(key[6:8], "big") ^ int.from_bytes(key[8:10], "big") \
+        ^ int.from_bytes(key[10:12], "big")
 
 
 def row_indices(flow: Flow) -> tuple[int, int]:
     """The flow's cell in row 0 and in row 1."""
     key = flow.key()
-    return xor16(key) % dp.POLICE_CELLS, crc16_arc(key) % dp.POLICE_CELLS
+    return row0_index(key) % dp.POLICE_CELLS, crc16_arc(key) % dp.POLICE_CELLS
 
 
 def epoch_of(timestamp_us: int, shift: int = EPOCH_SHIFT_V1MODEL) -> int:

@@ -112,9 +112,13 @@ def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
     [stamp] = [e.encode(schema).register_entry for e in pr.rate_entries({cell: 750})]
     assert (stamp.register_id, stamp.index.index, stamp.data.bitstring) == (
         schema.registers[dp.REG_RATE].id, cell, (750).to_bytes(2, "big"))
-    msgs = [e.encode(schema).register_entry for e in pr.police_entries({cell: (3000, 9000)})]
-    assert [(m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs] == [
-        (schema.registers[dp.REG_POLICE_BYTES].id, cell, 3000), (schema.registers[dp.REG_POLICE_LIMIT].id, cell, 9000)]
+    # v1model (the fixture's program): allowance and limit in one 64-bit cell
+    [m] = [e.encode(schema).register_entry for e in pr.police_entries({cell: (3000, 9000)}, packed=True)]
+    assert (m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) == (
+        schema.registers[dp.REG_POLICE].id, cell, 3000 << 32 | 9000)
+    # TNA: a register each (names only: the fixture has no such registers to encode against)
+    assert [(e.register_id, e.index, e.data) for e in pr.police_entries({cell: (3000, 9000)}, packed=False)] == [
+        (dp.REG_POLICE_BYTES, cell, 3000), (dp.REG_POLICE_LIMIT, cell, 9000)]
 
 
 def test_syn_rates_are_the_ports_arrivals_base_and_its_k_th_syns_stamps(schema):

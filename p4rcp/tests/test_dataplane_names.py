@@ -18,8 +18,9 @@ def test_names_match_compiled_program():
         assert registers[name]["size"] == dp.NUM_PORTS
     assert registers[dp.REG_RTT_SUM]["bitwidth"] == dp.RTT_SUM_BITS
     # one cell per (port, weight class)
-    for name in (dp.REG_RATE, dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT):
+    for name in (dp.REG_RATE, dp.REG_POLICE):
         assert registers[name]["size"] == dp.RATE_CELLS == dp.rate_cell(dp.NUM_PORTS - 1, dp.NUM_WEIGHT_CLASSES - 1) + 1
+    assert registers[dp.REG_POLICE]["bitwidth"] == 64
     for name in dp.REG_POLICE_ROWS:
         assert (registers[name]["size"], registers[name]["bitwidth"]) == (dp.POLICE_CELLS, 64)
     counters = {c["name"]: c for c in program["counter_arrays"]}

@@ -1,6 +1,8 @@
 """The Python mirror of the data plane's policer: its hashes and its rule (the PTF suite checks both against
 the switch's cells; here, by hand)."""
 
+import pytest
+
 from p4rcp import dataplane as dp
 from p4rcp.police import Flow, Policer, crc16_arc, epoch_of, row_indices, structural_false_positives
 
@@ -8,12 +10,15 @@ A = Flow("10.0.0.2", "10.0.2.2", 40000, 6577)
 L = 1000
 
 
-def test_the_hashes_are_xor16_and_bmv2s_crc16():
+def test_the_hashes_are_the_low_halves_xored_and_bmv2s_crc16():
     assert crc16_arc(b"123456789") == 0xBB3D                                                   # the check value
     key = bytes([10, 0, 0, 2, 10, 0, 2, 2]) + (40000).to_bytes(2, "big") + (6577).to_bytes(2, "big")
     assert A.key() == key
-    assert row_indices(A) == (0x0A00 ^ 0x0002 ^ 0x0A00 ^ 0x0202 ^ 40000 ^ 6577, crc16_arc(key) & 0xFFFF)
+    assert row_indices(A) == (0x0002 ^ 0x0202 ^ 40000 ^ 6577, crc16_arc(key) & 0xFFFF)
     assert all(0 <= i < dp.POLICE_CELLS for i in row_indices(A))
+    # addresses that differ only in their high halves share row 0, not row 1
+    B = Flow("10.1.0.2", "10.0.2.2", 40000, 6577)
+    assert row_indices(B)[0] == row_indices(A)[0] and row_indices(B)[1] != row_indices(A)[1]
 
 
 def test_epochs_are_2_to_14_us():
@@ -67,3 +72,11 @@ def test_structural_bound_counts_flows_sharing_both_cells():
     assert structural_false_positives([A, b], set()) == 0.0
     # fabricate a flow list where two flows share both cells: the same 5-tuple twice is the extreme case
     assert structural_false_positives([A, A, b], set()) == 2 / 3
+
+
+def test_the_allowance_and_the_limit_are_one_64_bit_cell_on_v1model():
+    assert dp.police_cell_value(3000, 9000) == 3000 * 2**32 + 9000
+    assert dp.police_cell_value(0, 0) == 0 and dp.police_cell_value(2**32 - 1, 2**32 - 1) == 2**64 - 1
+    for allowance, limit in ((2**32, 1), (1, 2**32), (-1, 1)):
+        with pytest.raises(ValueError, match="32-bit"):
+            dp.police_cell_value(allowance, limit)

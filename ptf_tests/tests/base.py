@@ -127,7 +127,7 @@ class RcpTest(BaseTest):
         self.switch.wait_for_writes()
 
     def set_police(self, port, allowance, limit, weight_class=0):
-        """rcp_police_bytes and rcp_police_limit of (port, class), applied when this returns."""
+        """The policing allowance and limit of (port, class) (rcp_police), applied when this returns."""
         self.switch.write_police({dp.rate_cell(port, weight_class): (allowance, limit)})
         self.switch.wait_for_writes()
 

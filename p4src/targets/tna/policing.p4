@@ -17,7 +17,8 @@
 
 control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<48> timestamp_ns,
                 in PortId_t port, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
-    // bmv2's CRC-32 and CRC-16 (p4rcp/police.py), so that a flow has the same cells on both targets.
+    // Row 1 is bmv2's CRC-16 (p4rcp/police.py), so that a flow has the same row-1 cell on both targets; row 0
+    // a CRC-32 from the hash unit, where bmv2 xors words of the key (a CRC there costs every packet a copy).
     CRCPolynomial<bit<32>>(32w0x04C11DB7, true, false, false, 32w0xFFFFFFFF, 32w0xFFFFFFFF) crc32;
     CRCPolynomial<bit<16>>(16w0x8005, true, false, false, 16w0, 16w0) crc16;
     Hash<police_index_t>(HashAlgorithm_t.CUSTOM, crc32) hash_row0;

@@ -37,8 +37,7 @@ struct metadata_t {
     // (output port, weight class): the rate to stamp (RCP_RATE_NONE: RCP off there) and the policing
     // parameters (limit 0: off).
     rate_kbps_t    rate;
-    bit<32>        police_bytes;
-    bit<32>        police_limit;
+    bit<64>        police;          // allowance << 32 | limit (policing.p4: POLICE_ALLOWANCE, POLICE_LIMIT)
     // The policer's working values (policing.p4): one index and one cell, for row 0 and then row 1.
     police_key_h   police_key;
     police_index_t police_index;

@@ -32,7 +32,7 @@ control RcpIngress(inout headers_t hdr, inout metadata_t meta,
         if (hdr.rcp.isValid()) {
             weight_classifier.apply(hdr, meta, std_meta);
             // DATA and REF: a SYN opens a flow and is sent whatever R says.
-            if (meta.police_limit != 0 && hdr.rcp.type != RCP_TYPE_SYN) {
+            if (POLICE_LIMIT != 0 && hdr.rcp.type != RCP_TYPE_SYN) {
                 policer.apply(hdr, meta, std_meta);
             }
         }

@@ -2,10 +2,10 @@
 // the excess never takes queue space or link time from compliant flows.
 //
 // A flow (the UDP 5-tuple) has a byte bucket in each of two rows of cells, by two different hashes (row 0
-// XOR16 of the flow's key, row 1 CRC-16: index_flow and meter_flow below). A cell
+// the XOR of the addresses' low halves and the ports, row 1 CRC-16 of the key: index_flow and meter_flow below). A cell
 // holds the epoch it was last written in and its bucket: a packet adds its length; the first packet of a
-// later epoch first lets the bucket leak the allowance (rcp_police_bytes, saturating at 0), so a flow may
-// send the allowance per epoch and, for a while, the limit (rcp_police_limit) more. The rows are used in
+// later epoch first lets the bucket leak the allowance (saturating at 0), so a flow may send the allowance
+// per epoch and, for a while, the limit more (both in rcp_police). The rows are used in
 // series: row 0 counts every packet, and only a packet whose row-0 bucket is over the limit (its flow, or
 // a flow sharing its cell, sends above the allowance) goes on to row 1, which counts the packets it lets
 // through and drops the rest. So a packet is dropped only when both its cells are over, as in a count-min
@@ -17,15 +17,20 @@
 
 #include "size.p4"
 
-// Allowance (bytes per epoch) and bucket limit (bytes) per cell (port << WEIGHT_CLASS_BITS) | class,
-// written by the control plane; a limit of 0 turns policing off there. Read by the weight class's action
-// (weights.p4), which knows the cell: no table of their own.
-@name(".rcp_police_bytes") register<bit<32>, rate_cell_t>(RATE_CELLS) rcp_police_bytes;
-@name(".rcp_police_limit") register<bit<32>, rate_cell_t>(RATE_CELLS) rcp_police_limit;
+// Allowance (bytes per epoch) in bits 63..32 and bucket limit (bytes) in 31..0 per cell
+// (port << WEIGHT_CLASS_BITS) | class, written by the control plane; a limit of 0 turns policing off there.
+// Read by the weight class's action (weights.p4), which knows the cell: no table of its own. One 64-bit
+// register rather than two (TNA, SUME): bmv2 charges a packet for each register read and each field it
+// writes (docs/dataplane.md, "What the features cost").
+@name(".rcp_police") register<bit<64>, rate_cell_t>(RATE_CELLS) rcp_police;
+#define POLICE_ALLOWANCE meta.police[63:32]
+#define POLICE_LIMIT meta.police[31:0]
 
-// This epoch's number (the data plane's clock in epochs), and its cell value with an empty bucket.
+// This epoch's number (the data plane's clock in epochs), and its cell value with an empty bucket (the same
+// bits, shifted in one step: two operators fewer for the test every packet makes).
 #define POLICE_EPOCH std_meta.ingress_global_timestamp[POLICE_EPOCH_SHIFT + 31:POLICE_EPOCH_SHIFT]
-#define POLICE_BASE (((bit<64>) POLICE_EPOCH) << 32)
+#define POLICE_BASE ((((bit<64>) std_meta.ingress_global_timestamp) << (32 - POLICE_EPOCH_SHIFT)) \
+                     & 0xFFFFFFFF00000000)
 
 control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metadata_t std_meta) {
     // Cells: epoch in bits 63..32, bytes in 31..0.
@@ -35,15 +40,13 @@ control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metad
     // action counted on arrival, so that the excess does not lower R for everyone.
     @name(".rcp_policed") counter<PortId_t>(NUM_PORTS, CounterType.packets_and_bytes) rcp_policed;
 
-    // Row 0's index: XOR16 of the flow's key (its six 16-bit words xored), computed from the headers. bmv2
+    // Row 0's index: the addresses' low 16 bits and the ports, xored, computed from the headers. bmv2
     // hashes only fields copied first into a header (police_key: about 8 000 instructions a packet), so row 0,
-    // which every packet pays for, uses what costs a few operators; row 1, which only packets over the limit
-    // reach, keeps a CRC (docs/dataplane.md, "Policing"). An action of its own: in the same block as the read,
-    // p4c would copy the index into temporaries.
+    // which every packet pays for, uses what costs three operators; row 1, which only packets over the limit
+    // reach, keeps a CRC of the whole key (docs/dataplane.md, "Policing"). An action of its own: in the same
+    // block as the read, p4c would copy the index into temporaries.
     action index_flow() {
-        meta.police_index = (bit<16>) ((hdr.ipv4.src_addr ^ hdr.ipv4.dst_addr) >> 16)
-                            ^ (bit<16>) (hdr.ipv4.src_addr ^ hdr.ipv4.dst_addr)
-                            ^ hdr.udp.src_port ^ hdr.udp.dst_port;
+        meta.police_index = (hdr.ipv4.src_addr ^ hdr.ipv4.dst_addr)[15:0] ^ hdr.udp.src_port ^ hdr.udp.dst_port;
     }
 
     // Row 0, every packet: the flow's row-0 bucket with this packet in it, written back at once (the rare
@@ -58,17 +61,17 @@ control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metad
     // Adding 2^32 - allowance moves a cell of the last epoch to this one with the allowance taken out; the
     // maximum with this epoch's empty bucket saturates, and empties a cell older than the last epoch.
     action carry_cell() {
-        meta.police_cell = meta.police_cell + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+        meta.police_cell = meta.police_cell + ((64w1 << 32) - (bit<64>) POLICE_ALLOWANCE)
                                > POLICE_BASE + (bit<64>) std_meta.packet_length
-                           ? meta.police_cell + ((64w1 << 32) - (bit<64>) meta.police_bytes)
+                           ? meta.police_cell + ((64w1 << 32) - (bit<64>) POLICE_ALLOWANCE)
                            : POLICE_BASE + (bit<64>) std_meta.packet_length;
     }
 
     // Row 0 counts every packet, so a flow far above its allowance keeps its cell full; carried into a new
     // epoch, the bucket is capped at the limit, so that the cell empties again once its flows slow down.
     action cap_cell() {
-        meta.police_cell = meta.police_cell[31:0] > meta.police_limit + std_meta.packet_length
-                           ? POLICE_BASE + (bit<64>) (meta.police_limit + std_meta.packet_length)
+        meta.police_cell = meta.police_cell[31:0] > POLICE_LIMIT + std_meta.packet_length
+                           ? POLICE_BASE + (bit<64>) (POLICE_LIMIT + std_meta.packet_length)
                            : meta.police_cell;
     }
 
@@ -106,18 +109,20 @@ control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metad
         count_flow();
         // A compliant packet pays for one cell read and written and one condition; the branches are for
         // what is rare: a cell's first packet in an epoch (1 in 160 at 10 kpkt/s), a bucket over its limit.
-        if (meta.police_cell[63:32] != POLICE_EPOCH || meta.police_cell[31:0] > meta.police_limit) {
+        // The condition is both as one comparison: the difference is the bucket for a cell of this epoch and
+        // wraps far above any limit for a cell of another.
+        if (meta.police_cell - POLICE_BASE > (bit<64>) POLICE_LIMIT) {
             if (meta.police_cell[63:32] != POLICE_EPOCH) {
                 carry_cell();
                 cap_cell();
                 write_row0();
             }
-            if (meta.police_cell[31:0] > meta.police_limit) {                                // comparison 3
+            if (meta.police_cell[31:0] > POLICE_LIMIT) {                                // comparison 3
                 meter_flow();
                 if (meta.police_cell[63:32] != POLICE_EPOCH) {
                     carry_cell();
                 }
-                if (meta.police_cell[31:0] <= meta.police_limit) {                           // comparison 4
+                if (meta.police_cell[31:0] <= POLICE_LIMIT) {                           // comparison 4
                     write_row1();
                 } else {
                     drop_flow();

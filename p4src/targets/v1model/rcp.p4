@@ -57,24 +57,55 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
         meta.syn.cell = std_meta.egress_port ++ meta.syn.k[SYN_RATE_BITS - 1:0];
     }
 
+    // Every packet records the queue it leaves behind: a forward RCP packet in its kind's action (below),
+    // any other packet in this one.
+    action record_queue_depth() {
+        rcp_queue_depth.write(std_meta.egress_port, std_meta.deq_qdepth);
+    }
+
+    // A SYN: one more arrival on the port, and the SYN's rank k in the interval (its stamp below).
+    action count_arrival() {
+        record_queue_depth();
+        meta.syn.setValid();
+        rcp_arrivals.read(meta.syn.arrivals, std_meta.egress_port);
+        meta.syn.arrivals = meta.syn.arrivals + 1;                              // an addition per SYN
+        rcp_arrivals.write(std_meta.egress_port, meta.syn.arrivals);
+        rcp_arrivals_base.read(meta.syn.base, std_meta.egress_port);
+        meta.syn.k = meta.syn.arrivals - meta.syn.base - 1;                     // 0 for the interval's first
+    }
+
+    // DATA flagged LAST: a departure.
+    action count_departure() {
+        record_queue_depth();
+        rcp_departures.count(std_meta.egress_port);
+    }
+
+    // A forward RCP packet's kind in one lookup: bmv2 pays a condition's operators for each kind tested,
+    // a table's lookup once. Flags other than LAST are ignored (docs/protocol.md).
+    table rcp_packet_kind {
+        key = {
+            hdr.rcp.type: exact;
+            hdr.rcp.flags: ternary;
+        }
+        actions = { count_arrival; count_departure; record_queue_depth; }
+        const default_action = record_queue_depth();
+        const entries = {
+            (RCP_TYPE_SYN, _): count_arrival();
+            (RCP_TYPE_DATA, RCP_FLAG_LAST &&& RCP_FLAG_LAST): count_departure();
+        }
+    }
+
     apply {
         PortId_t p = std_meta.egress_port;
-        rcp_queue_depth.write(p, std_meta.deq_qdepth);
         // Valid only on forward RCP packets (DATA, SYN, REF): parser.p4 extracts no other RCP header.
         if (hdr.rcp.isValid()) {
-            if (hdr.rcp.type == RCP_TYPE_SYN) {
-                meta.syn.setValid();
-                rcp_arrivals.read(meta.syn.arrivals, p);
-                meta.syn.arrivals = meta.syn.arrivals + 1;                              // an addition per SYN
-                rcp_arrivals.write(p, meta.syn.arrivals);
-                rcp_arrivals_base.read(meta.syn.base, p);
-                meta.syn.k = meta.syn.arrivals - meta.syn.base - 1;                     // 0 for the interval's first
-                if (meta.syn.k >= SYN_RATES) { meta.syn.k = SYN_RATES - 1; }
-                find_syn_cell();
-                rcp_syn_rate.read(meta.syn.rate, meta.syn.cell);
-                if (meta.syn.rate < meta.rate) { meta.rate = meta.syn.rate; }
-            } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
-                rcp_departures.count(p);
+            switch (rcp_packet_kind.apply().action_run) {
+                count_arrival: {
+                    if (meta.syn.k >= SYN_RATES) { meta.syn.k = SYN_RATES - 1; }
+                    find_syn_cell();
+                    rcp_syn_rate.read(meta.syn.rate, meta.syn.cell);
+                    if (meta.syn.rate < meta.rate) { meta.rate = meta.syn.rate; }
+                }
             }
             // 0 < rtt_us < 2^RCP_RTT_BITS, as one unsigned comparison (0 - 1 wraps to the top).
             if (hdr.rcp.rtt_us - 1 < (1 << RCP_RTT_BITS) - 1) {                        // comparison 1
@@ -89,6 +120,8 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
                 hdr.udp.checksum = udp_csum_replace32_mul(hdr.udp.checksum, hdr.rcp.rate_kbps, meta.rate);
                 hdr.rcp.rate_kbps = meta.rate;
             }
+        } else {
+            record_queue_depth();
         }
     }
 }

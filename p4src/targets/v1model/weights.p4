@@ -8,7 +8,7 @@
 #ifndef P4RCP_V1MODEL_WEIGHTS_P4
 #define P4RCP_V1MODEL_WEIGHTS_P4
 
-#include "policing.p4"      // rcp_police_bytes, rcp_police_limit
+#include "policing.p4"      // rcp_police
 
 control WeightClassifier(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t std_meta) {
     // The rcp_rate register is read here rather than in egress: the cell is an action parameter, so bmv2
@@ -16,8 +16,7 @@ control WeightClassifier(inout headers_t hdr, inout metadata_t meta, in standard
     @name(".set_cell_weight_classifier")
     action set_cell_weight_classifier(rate_cell_t cell) {
         rcp_rate.read(meta.rate, cell);
-        rcp_police_limit.read(meta.police_limit, cell);
-        rcp_police_bytes.read(meta.police_bytes, cell);
+        rcp_police.read(meta.police, cell);
     }
 
     // The control plane installs, for every RCP port and every DSCP value, the cell of (port, class):
