@@ -206,13 +206,19 @@ def _steady_window(run: dict, exp, settle_s: float = 2.0) -> tuple[float, float]
     (+ settle_s) if that is later, to the last goodput sample of the first flow to stop. The PCC papers judge
     fairness after convergence, and the RCP papers utilisation and queue at equilibrium; a whole-run figure
     mixes in the start and the joins, and periods the flows did not share (a flow alone at the end gets the
-    whole link). None when a long flow has no samples."""
+    whole link). Where a flow leaves before the run's second half is under way (weighted: the first of three at
+    40 s of 80), the last half of the time all flows shared the network instead. None when a long flow has no
+    samples."""
     starts = [f["start_unix_s"] for f in run["flows"]]
     series = [run["rates"].get(f"{f['host']}/{f['flow_id']}", []) for f in run["flows"]]
     if not starts or not all(series):
         return None
-    begin = min(starts) + max(max(f.start_s for f in exp.long_flows) + settle_s, exp.duration_s / 2)
-    return begin, min(samples[-1][0] for samples in series)
+    all_running = min(starts) + max(f.start_s for f in exp.long_flows) + settle_s
+    begin = max(all_running, min(starts) + exp.duration_s / 2)
+    end = min(samples[-1][0] for samples in series)
+    if end - begin < (end - all_running) / 2:
+        begin = all_running + (end - all_running) / 2
+    return begin, end
 
 
 def _steady_goodputs(run: dict, window: tuple[float, float] | None) -> list[float]:

@@ -97,6 +97,20 @@ def test_fairness_is_judged_over_the_last_half_of_the_run():
     assert _steady_goodputs(run, _steady_window(run, exp)) == [5000.0, 5000.0]
 
 
+def test_a_flow_leaving_at_half_time_leaves_the_last_half_of_the_shared_time_as_the_window():
+    from types import SimpleNamespace
+    from topo.report.metrics import _steady_goodputs, _steady_window
+    exp = SimpleNamespace(long_flows=[SimpleNamespace(start_s=0.0), SimpleNamespace(start_s=0.0)], duration_s=80.0)
+    flows = [{"host": "h1", "flow_id": 1, "start_unix_s": 100.0}, {"host": "h2", "flow_id": 2, "start_unix_s": 100.0}]
+    # h1 leaves at 40 s (its last sample 140.0); a last sample skewed by the departure is all the run's second
+    # half holds of the time they shared
+    h1 = [(100 + i / 2, 6000.0) for i in range(1, 80)] + [(140.0, 2000.0)]
+    h2 = [(100 + i / 2, 3000.0) for i in range(1, 161)]
+    run = {"flows": flows, "rates": {"h1/1": h1, "h2/2": h2}}
+    assert _steady_window(run, exp) == (121.0, 140.0)
+    assert _steady_goodputs(run, _steady_window(run, exp))[1] == 3000.0
+
+
 def test_rtt_ratio_compares_the_shortest_and_longest_rtt_flows():
     from topo.report.metrics import _rtt_ratio
     mixed = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml", rtt_ms=[10, 100])
