@@ -220,6 +220,8 @@ class P4RuntimeDriver:
         self.queue_unit_bytes = side.queue_unit_bytes if side is not None else dp.QUEUE_UNIT_BYTES[target]
         self.schema = fy.P4Schema(Path(p4info))
         self._register_bits = {name: register_bits(self.schema, name) for name in dp.RCP_REGISTERS_READ}
+        # v1model packs the policing allowance and limit into one register; TNA has one of each.
+        self._police_packed = self.schema.registers.get(dp.REG_POLICE) is not None
         # P4Runtime's CounterData is 64-bit; the side driver, when there is one, reads the counts itself.
         self.counter_bits = side.counter_bits if side is not None else dp.COUNTER_BITS
         self.rtt_sum_bits = side.rtt_sum_bits if side is not None else rtt_sum_bits(self.schema)
@@ -302,8 +304,7 @@ class P4RuntimeDriver:
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
         if self.side is not None:
             return self.side.write_police(params)
-        packed = self.schema.registers.get(dp.REG_POLICE) is not None
-        self._call("write policing", lambda sw: sw.modify(police_entries(params, packed)))
+        self._call("write policing", lambda sw: sw.modify(police_entries(params, self._police_packed)))
 
     def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
         if self.side is not None:

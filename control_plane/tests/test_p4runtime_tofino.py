@@ -66,6 +66,17 @@ def test_a_stamp_that_caps_nothing_is_written_as_the_largest_rate_to_every_pipe(
                    for k in range(1, dp.SYN_RATES + 1))
 
 
+def test_policing_is_written_in_the_programs_layout():
+    """The fixture is the v1model program: the allowance and the limit go into one 64-bit cell of rcp_police."""
+    with FakeTofino(SCHEMA, pipes=2) as fake:
+        driver = _driver(fake, target="v1model")
+        try:
+            driver.write_police({dp.rate_cell(1, 2): (3000, 9000)})
+        finally:
+            driver.close()
+        assert fake.register(dp.REG_POLICE, dp.rate_cell(1, 2)) == [3000 << 32 | 9000] * 2
+
+
 TOPO = build_topology({"kind": "dumbbell", "pairs": 1, "rtt_ms": 40, "bottleneck_mbps": 12,
                        "data_frame_bytes": 1000})
 S1 = TOPO.switch("s1")
