@@ -264,7 +264,8 @@ def main(argv=None) -> int:
     finally:
         os.sched_setaffinity(0, affinity)
     plain, rcp = results["plain"], results["rcp"]
-    cost_ratio = statistics.median(p.cpu.cpu_us_per_pkt / r.cpu.cpu_us_per_pkt for p, r in zip(plain, rcp))
+    cost_ratios = [p.cpu.cpu_us_per_pkt / r.cpu.cpu_us_per_pkt for p, r in zip(plain, rcp)]
+    cost_ratio = statistics.median(cost_ratios)
     rate_ratio = statistics.median(r.loss_free.forwarded_pps / p.loss_free.forwarded_pps for p, r in zip(plain, rcp))
     cost = {n: statistics.median(x.cpu.cpu_us_per_pkt for x in rs) for n, rs in results.items()}
     rate = {n: statistics.median(x.loss_free.forwarded_pps for x in rs) for n, rs in results.items()}
@@ -273,8 +274,9 @@ def main(argv=None) -> int:
         print(f"{label:22s}{cost[name]:12.1f}{1e6 / cost[name]:16.0f}{rate[name]:17.0f}")
     print(f"forwarding-rate ratio rcp / plain: {rate_ratio:.3f} (median of the rounds; the highest rate each forwards "
           f"losing at most {LOSS_FREE_SHARE:.1%}, RFC 2544's throughput)")
-    print(f"CPU-per-packet ratio plain / rcp: {cost_ratio:.3f} (median of the rounds), target >= {TARGET_RATIO}: "
-          f"{'PASS' if cost_ratio >= TARGET_RATIO else 'FAIL'}")
+    # The rounds' spread beside the verdict: on a shared machine it is often wider than the margin to the target.
+    print(f"CPU-per-packet ratio plain / rcp: {cost_ratio:.3f} (median of the rounds; rounds {min(cost_ratios):.3f}-"
+          f"{max(cost_ratios):.3f}), target >= {TARGET_RATIO}: {'PASS' if cost_ratio >= TARGET_RATIO else 'FAIL'}")
     return 0
 
 
