@@ -178,6 +178,23 @@ def loss_free_rate(sock: socket.socket, data: bytes, proc: psutil.Process, out: 
     return best if best is not None else offer(sock, data, lo, SEARCH_WINDOW_S, proc, out, DRAIN_S)
 
 
+def pin_threads(proc: psutil.Process, cpu: int) -> None:
+    """Every thread of the process on `cpu`. Threads may end or start meanwhile (a thread that ended between
+    the listing and its pinning raised ProcessLookupError): an ended thread needs nothing, a new one inherits
+    the CPU of the thread that started it, so passes repeat until one finds nothing left to pin."""
+    while True:
+        pinned = 0
+        for thread in proc.threads():
+            try:
+                if os.sched_getaffinity(thread.id) != {cpu}:
+                    os.sched_setaffinity(thread.id, {cpu})
+                    pinned += 1
+            except ProcessLookupError:
+                continue
+        if not pinned:
+            return
+
+
 @dataclass
 class Running:
     proc: psutil.Process
@@ -192,8 +209,7 @@ def start(stack: ExitStack, json_path: Path, tag: str, features: str) -> Running
     port = free_tcp_port()
     switch = stack.enter_context(SimpleSwitch(json_path, dict(enumerate(veths.switch_side)), port))
     proc = psutil.Process(switch.pid)
-    for thread in proc.threads():
-        os.sched_setaffinity(thread.id, {SWITCH_CPU})
+    pin_threads(proc, SWITCH_CPU)
     driver = Bmv2ThriftDriver(port)
     driver.connect()
     driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])

@@ -1,8 +1,12 @@
 """bench-dataplane measures what it says: with --features on every frame is classified into its weight class,
 counted in its policing cell, never dropped, and stamped; with off, stamped and nothing else."""
 
+import os
 import socket
+import subprocess
+import sys
 import time
+from collections import namedtuple
 
 import psutil
 import pytest
@@ -17,7 +21,7 @@ from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route
 from p4rcp.veth import VethPairs, free_tcp_port
-from ptf_tests.bench_dataplane import _cpu_seconds, configure_rcp, frame
+from ptf_tests.bench_dataplane import _cpu_seconds, configure_rcp, frame, pin_threads
 
 FRAMES = 20
 
@@ -65,3 +69,29 @@ def test_cpu_time_is_the_threads_scheduled_time():
         pass
     cpu, own = _cpu_seconds(me) - cpu0, time.process_time() - own0
     assert cpu == pytest.approx(own, rel=0.05)
+
+
+def test_pin_threads_pins_every_live_thread_and_skips_one_that_ended():
+    """A thread that ends between the listing and its pinning (a real simple_switch did, as it came up) is
+    skipped; every other thread ends on the CPU."""
+    child = subprocess.Popen([sys.executable, "-c", "import threading, time\n"
+                              "for _ in range(3): threading.Thread(target=time.sleep, args=(30,)).start()\n"
+                              "time.sleep(30)"])
+    try:
+        proc = psutil.Process(child.pid)
+        deadline = time.monotonic() + 5
+        while proc.num_threads() < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.num_threads() == 4
+        ended = namedtuple("pthread", "id user_time system_time")(2**22 + 1, 0.0, 0.0)   # above any pid_max: no such task
+
+        class WithAnEndedThread:
+            def threads(self):
+                return proc.threads() + [ended]
+
+        cpu = min(os.sched_getaffinity(0))
+        pin_threads(WithAnEndedThread(), cpu)
+        assert all(os.sched_getaffinity(t.id) == {cpu} for t in proc.threads())
+    finally:
+        child.kill()
+        child.wait()
