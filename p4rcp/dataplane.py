@@ -82,6 +82,7 @@ REG_POLICE = "rcp_police"
 REG_POLICE_BYTES = "rcp_police_bytes"
 REG_POLICE_LIMIT = "rcp_police_limit"
 REG_POLICE_ROWS = ("rcp_police_row0", "rcp_police_row1")
+POLICE_CELLS = 1 << 16
 
 
 def police_cell_value(allowance: int, limit: int) -> int:
@@ -91,7 +92,6 @@ def police_cell_value(allowance: int, limit: int) -> int:
     return allowance << 32 | limit
 
 
-POLICE_CELLS = 1 << 16
 # The targets: v1model (bmv2), tna (Tofino 1), t2na (Tofino 2, the same TNA program), sume.
 TARGETS = ("v1model", "tna", "t2na", "sume")
 # The epoch is a power of two of each target's own clock: ingress_global_timestamp >> 14 (us) on v1model,
