@@ -4,10 +4,11 @@
 #include "size.p4"
 
 // Working values in headers rather than metadata fields: bmv2 resets every metadata field of every packet
-// (about 600 instructions a field, RCP or not), but a header only when it is made valid (setValid; it marks
-// every header invalid per packet, a bit), so these cost only the packets that use them. (bmv2's setValid
-// also adds the header's bytes to the packet-length register, which only standard_metadata.packet_length in
-// egress reads: this program does not. The deparser never emits them.)
+// (about 650 instructions a field, RCP or not), but a header's fields only when it is made valid (setValid).
+// Every header, used or not, costs each packet one such write too (bmv2 marks every header invalid through
+// its validity field), so a header of n values costs the packets that do not use it 1 write instead of n.
+// (bmv2's setValid also adds the header's bytes to the packet-length register, which only
+// standard_metadata.packet_length in egress reads: this program does not. The deparser never emits them.)
 //
 // The flow as policing.p4's row 1 hashes it: a header, because bmv2 hashes a header's fields in place, where
 // it copies a list's or a struct's into temporary metadata fields first, for each hash. Made valid by the
