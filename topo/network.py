@@ -150,7 +150,7 @@ class Network:
             # Before simple_switch opens its interfaces: libpcap sizes bmv2's receive ring (2 MiB) by the
             # largest frame an interface can deliver. With segmentation offloads on that is 64 KiB, and the
             # ring holds 32 frames, about 8 ms of traffic; bmv2 then dropped input whenever its receive thread
-            # waited that long for a CPU ("input overrun", a quarter of the runs until session 4). Offloads
+            # waited that long for a CPU ("input overrun"). Offloads
             # off and the hosts' MTU give 1821 frames.
             for sw in self.net.switches:
                 for intf in sw.intfList():

@@ -50,7 +50,7 @@ def test_the_second_flow_needs_more_than_5_rtts_whatever_the_gains():
 
 def test_the_join_takes_as_many_rtts_in_the_papers_regime():
     # 100 Mb/s of 1078-byte frames, 100 ms, buffer one BDP: the law is scale-free, so a join costs about the same
-    # number of RTTs as at 12 Mb/s and 40 ms; the 5 RTTs issue 11 asked for are not in the law at any scale.
+    # number of RTTs as at 12 Mb/s and 40 ms; 5 RTTs are not in the law at any scale.
     papers = Bottleneck(C_pps=11_595, rtt_s=0.100, queue_limit_pkts=1160)
     rtts = join_rtts(papers, JOINS, alpha=0.4, beta=0.4)
     assert all(r is not None and 10 <= r <= 16 for r in rtts), rtts
@@ -58,7 +58,7 @@ def test_the_join_takes_as_many_rtts_in_the_papers_regime():
 
 # The short-flows experiment: 100-packet flows (one BDP) at 15 Mb/s, 60 ms, buffer 105 packets. Every flow starts at
 # R, which is C on an idle link, so arrivals close together overflow the buffer before the law answers; Mininet
-# retransmitted 0.8 / 3.6 / 2.6% of RCP's packets at loads 0.25 / 0.5 / 0.75 (docs/experiments.md, session 9).
+# retransmitted 0.8 / 3.6 / 2.6% of RCP's packets at loads 0.25 / 0.5 / 0.75.
 SHORT_FLOWS = Bottleneck(C_pps=1739, rtt_s=0.060, queue_limit_pkts=105)
 
 
@@ -76,7 +76,7 @@ def test_the_papers_gains_drop_less_once_flows_pile_up():
     assert max(papers) < min(default) / 3, (papers, default)
 
 
-# Issue 27: sudden load. The flow-count feedforward (rcp-ff) against plain RCP and the talk's RCP-AC, in the model
+# Sudden load. The flow-count feedforward (rcp-ff) against plain RCP and the talk's RCP-AC, in the model
 # that reproduces plain RCP's losses above (docs/control_plane.md, "Sudden load").
 FLASH_LINK = Bottleneck(queue_limit_pkts=56)        # 12 Mb/s, 40 ms: a buffer of one BDP
 

@@ -1,5 +1,5 @@
 //! The PCC controllers on the test bed (`testbed/scenarios.rs`), against
-//! the targets of issue 12 (hosts/README.md, "Tests").
+//! the PCC papers' targets (hosts/README.md, "Tests").
 
 mod testbed;
 
@@ -35,7 +35,7 @@ fn vivace_ignores_ack_jitter() {
 /// `vivace-loss` follows the NSDI'18 code (one probe pair while moving
 /// on, +-0.5 Mb/s probes, pcc.h's utility and stop): its four flows reach
 /// Jain 0.72-0.89 over 20-30 s (seeds 1-5), so the target is p4rcp's
-/// variant's, as it was `vivace-loss`'s before issue 33.
+/// variant's.
 #[test]
 fn four_vivace_flows_converge() {
     for cc in [VIVACE, VIVACE_LOSS_P4RCP] {
@@ -51,7 +51,7 @@ fn vivace_is_rtt_fair() {
     assert!((0.5..=2.0).contains(&q), "10 ms / 100 ms goodput {q:.2}");
 }
 
-/// Issue 12's target (within 20% of the new share <= 5 s after the
+/// The target (within 20% of the new share <= 5 s after the
 /// halving), and why `vivace` has no emergency stop: with pcc.h's, the
 /// flow whose MIs lost more is halved alone and the two draw together
 /// slowly (cc/vivace/mod.rs, the module documentation).
@@ -83,7 +83,7 @@ fn lossy_5_percent(cc: &CcSpec) -> (f64, Vec<f64>) {
     (u.iter().sum::<f64>() / u.len() as f64, u)
 }
 
-/// Issue 33: at 5% random loss the NSDI'18 code (`gradient_descent_pcc_client
+/// At 5% random loss the NSDI'18 code (`gradient_descent_pcc_client
 /// ... 0`) kept 64% of the link in Mininet; `vivace-loss`, which follows
 /// it, stays within 10 points of that on the test bed (0.64 over these
 /// seeds, 0.61 over 60). p4rcp's variant keeps more (0.72; 0.73 over 60):

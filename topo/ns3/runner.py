@@ -27,7 +27,7 @@ from topo.schedule import RunDir
 # Engine options (--engine-option KEY=VALUE): where the router follows ns-2 instead of the P4 program, and
 # how many runs at a time.
 OPTIONS = {"rtt_samples": "RTT samples at departure (p4rcp) or arrival (ns-2's rcp.cc)",
-           "queue_sample": "q: departure-depth, the queue the last departure left (p4rcp), enqueue-depth (p4rcp before issue 32) or at-read (ns-2's rcp.cc)",
+           "queue_sample": "q: departure-depth, the queue the last departure left (p4rcp), enqueue-depth (an older p4rcp) or at-read (ns-2's rcp.cc)",
            "jobs": "runs at a time (default: the machine's cores)"}
 
 

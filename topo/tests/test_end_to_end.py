@@ -69,7 +69,7 @@ def test_two_rcp_flows_share_the_bottleneck(tmp_path):
 
 
 def test_an_external_scheme_runs_and_p4rcp_measures_its_goodput(tmp_path):
-    """Another program as a scheme (issue 33): iperf's UDP sender at 4 Mb/s of payload; p4rcp counts what
+    """Another program as a scheme: iperf's UDP sender at 4 Mb/s of payload; p4rcp counts what
     reached the receiver from a capture there and writes the flow's record and goodput samples."""
     require_toolchain("simple_switch")
     exp = load_experiment(Path(__file__).with_name("e2e-external.toml"))
@@ -104,7 +104,7 @@ def _kill_sender_when_it_runs(flows_path: Path, after_s: float, stop: threading.
 
 
 def test_a_killed_sender_voids_the_run_and_says_which(tmp_path):
-    """A sender that dies mid-run (issue 31): the run is void, and the problem names the flow and the host."""
+    """A sender that dies mid-run: the run is void, and the problem names the flow and the host."""
     require_toolchain("simple_switch")
     exp = load_experiment(Path(__file__).with_name("e2e.toml"))
     [variant] = exp.variants()

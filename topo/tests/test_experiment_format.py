@@ -167,7 +167,7 @@ def test_unknown_keys_are_refused_at_every_level(tmp_path):
 
 
 def test_an_impossible_workload_stops_before_any_network(tmp_path):
-    """The mistake of issue 31: a Pareto shape below 1 has no mean; the hosts' parser says so."""
+    """A Pareto shape below 1 has no mean; the hosts' parser says so."""
     data = tomllib.loads((EXPERIMENTS_DIR / "fct-short.toml").read_text())
     data["poisson"][0]["sizes"] = "pareto:0.5:25000"
     path = tmp_path / "fct-short.toml"

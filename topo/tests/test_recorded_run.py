@@ -1,4 +1,4 @@
-"""The default suite's report, rendered again from a recorded real run (issue 25): every figure's every
+"""The default suite's report, rendered again from a recorded real run: every figure's every
 axis holds data, every figure has its CSV beside it with rows for each scheme, and the summary embeds them.
 
 The fixture `data/default-suite.tar.xz` is a real `make run` of this machine, shortened (seed 1, 10 s;

@@ -1,4 +1,4 @@
-//! The PCC scenarios of the test bed, against the targets of issue 12.
+//! The PCC scenarios of the test bed, against the PCC papers' targets (hosts/README.md, "Tests").
 //! Each mirrors a Mininet experiment (`topo/experiments/`): 15 or 12 Mb/s,
 //! bmv2's 64-packet queue, 30-40 ms RTTs.
 
@@ -77,7 +77,7 @@ pub const SHORT_FLOW_BDP_PKTS: f64 = 14.0;
 /// Vivace gives the short flow 2.2-2.7x in Mininet over 150-300 s and
 /// about 2x in this model, whose long flow loses 1.4-2x the short one's
 /// share of its packets (2-4x with 64 packets, where seed 1 gives 1.9;
-/// `explore_rtt_fairness`, docs/experiments.md "Results (session 11)").
+/// `explore_rtt_fairness`).
 pub fn rtt_ratio(cc: &CcSpec, long_rtt_s: f64, seed: u64) -> f64 {
     let r = rtt_pair(cc, long_rtt_s, &Net::bottleneck(12_000.0, 64.0), 40.0, seed);
     r.flows[0].goodput(10.0, 40.0) / r.flows[1].goodput(10.0, 40.0).max(1.0)

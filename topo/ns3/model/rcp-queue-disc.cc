@@ -37,7 +37,7 @@ RcpQueueDisc::GetTypeId()
                           MakeEnumChecker(RTT_AT_DEPARTURE, "departure", RTT_AT_ARRIVAL, "arrival"))
             .AddAttribute("QueueSample",
                           "The queue the control plane reads: the queue the last departure left behind "
-                          "(p4rcp's deq_qdepth), its enqueue depth (p4rcp's enq_qdepth before issue 32) "
+                          "(p4rcp's deq_qdepth), its enqueue depth (an older p4rcp's enq_qdepth) "
                           "or the queue at the read (ns-2's rcp.cc)",
                           EnumValue(DEPTH_BEHIND_LAST_DEPARTURE),
                           MakeEnumAccessor<QueueSample>(&RcpQueueDisc::m_queueSample),

@@ -19,7 +19,7 @@
 // - RttSamples = "arrival": it takes RTT samples on arrival (with y), p4rcp on departure;
 // - QueueSample = "at-read": its q is the queue at the tick, p4rcp's the queue the last departure left
 //   behind (which reads 0 once the port has drained, as the tick's would). "enqueue-depth" is p4rcp's
-//   sample before issue 32 (enq_qdepth of the last departure: one queueing delay late, and stale while
+//   sample of older p4rcp (enq_qdepth of the last departure: one queueing delay late, and stale while
 //   the port idles), kept to measure what that cost.
 // The remaining differences (per-byte RTT weighting, asymmetric d0 smoothing) belong to the control
 // loop's estimator, not to the data plane (docs/ns3.md).
@@ -46,7 +46,7 @@ class RcpQueueDisc : public ns3::QueueDisc
     enum QueueSample
     {
         DEPTH_BEHIND_LAST_DEPARTURE,     // p4rcp v1model: deq_qdepth written in egress
-        ENQUEUE_DEPTH_OF_LAST_DEPARTURE, // p4rcp before issue 32: enq_qdepth written in egress
+        ENQUEUE_DEPTH_OF_LAST_DEPARTURE, // older p4rcp: enq_qdepth written in egress
         AT_READ,                         // ns-2's rcp.cc: the queue when the control plane reads it
     };
 

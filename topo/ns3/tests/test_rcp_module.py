@@ -153,7 +153,7 @@ def test_the_r_trace_is_the_laws(ns3, tmp_path):
 def test_the_queue_sample_p4rcp_against_ns2(ns3):
     """RcpQueueDisc alone: y counted on arrival (drops included), RTT samples and stamps on departure; the
     queue the control plane reads is the queue the last departure left behind (p4rcp), its enqueue depth
-    (p4rcp before issue 32, stale once the port drained) or the queue now (ns-2)."""
+    (an older p4rcp, stale once the port drained) or the queue now (ns-2)."""
     ns, p4rcp = ns3
     for sample, after_drain in (("departure-depth", 0), ("enqueue-depth", 2), ("at-read", 0)):
         disc = ns.CreateObject[p4rcp.RcpQueueDisc]()

@@ -4,7 +4,7 @@
 //! later reference (PCC-Uspace `src/pcc/`) where the paper leaves them open
 //! or the code differs from it.
 //!
-//! Which scheme is which (issue 33):
+//! Which scheme is which:
 //!
 //! - `vivace-loss` reproduces the NSDI'18 code's Vivace-Loss, the client
 //!   `gradient_descent_pcc_client SERVER PORT 0` (pcc.h with a latency
@@ -14,8 +14,8 @@
 //!   coefficient of 1 for MIs that lost at most 3%, the emergency stop,
 //!   a slow start from 1.6 Mb/s that ignores up to 50 lost packets in
 //!   every MI, and pcc.h's loss rate of a move (below).
-//! - `vivace-loss-p4rcp` is p4rcp's Vivace-Loss (`vivace-loss` before
-//!   issue 33): `vivace`'s rules with b = 0.
+//! - `vivace-loss-p4rcp` is p4rcp's Vivace-Loss: `vivace`'s rules with
+//!   b = 0.
 //! - `vivace` (= `vivace-latency`, the paper's "Vivace-Latency") and
 //!   `vivace-stop` are p4rcp's: the paper's utility, the reference's rules
 //!   with the deviations marked below. pcc.h's client runs a different
