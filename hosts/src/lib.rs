@@ -8,6 +8,10 @@
 //! - [`workload`]: flow sizes, Poisson arrivals, the content pattern;
 //! - [`tcp`]: the kernel-TCP baseline;
 //! - [`units`]: rates, byte counts and durations of the command line.
+//!
+//! Modules import one way: `units` < `cc` < `transport` < `workload` <
+//! `io` < `tcp` (each uses only modules before it; `cli` serves the
+//! binaries; `tests/layers.rs` checks it).
 
 pub mod cc;
 pub mod cli;

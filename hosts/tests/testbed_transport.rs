@@ -5,7 +5,7 @@
 
 mod testbed;
 
-use p4rcp_host::cc::vivace::Variant;
+use p4rcp_host::cc::VivaceVariant as Variant;
 use p4rcp_host::cc::CcSpec;
 use p4rcp_host::transport::record::TraceLine;
 use testbed::{jain, simulate, FlowResult, FlowSpec, Net};
@@ -36,7 +36,7 @@ fn one(cc: &CcSpec, size: Option<u64>, duration: Option<f64>, net: &Net, seed: u
 fn schemes() -> Vec<CcSpec> {
     vec![
         CcSpec::Rcp,
-        CcSpec::Allegro(p4rcp_host::cc::allegro::Utility::Paper),
+        CcSpec::Allegro(p4rcp_host::cc::AllegroUtility::Paper),
         CcSpec::Vivace(Variant::Default),
         CcSpec::Vivace(Variant::Loss),
         CcSpec::Vivace(Variant::Latency),

@@ -5,7 +5,7 @@ use super::{CHUNK, DONE, HELLO};
 use crate::io::net;
 use crate::io::sink::Sink;
 use crate::transport::record::{round, FlowRecord, TraceLine};
-use crate::workload::pattern;
+use crate::transport::pattern;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;

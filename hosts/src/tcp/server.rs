@@ -4,7 +4,7 @@ use super::{CHUNK, DONE, HELLO};
 use crate::io::net;
 use crate::io::sink::Sink;
 use crate::transport::record::{round, RecvRecord};
-use crate::workload::pattern;
+use crate::transport::pattern;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};

@@ -12,7 +12,7 @@ use crate::transport::wire::{
     self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED,
 };
 use crate::transport::Tx;
-use crate::workload::pattern;
+use crate::transport::pattern;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 

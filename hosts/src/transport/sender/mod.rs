@@ -31,7 +31,7 @@ use crate::transport::wire::{
     self, Body, Common, Packet, PktType, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED,
 };
 use crate::transport::Tx;
-use crate::workload::pattern;
+use crate::transport::pattern;
 use std::net::SocketAddr;
 
 /// Most DATA packets one flow sends per wake-up before yielding.
