@@ -17,11 +17,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 
 /// Bytes beyond the cumulative ack a receiver buffers (announced in SYNACK
-/// and every ACK).
+/// and every ACK), unless it is given another window.
 pub const RECV_WINDOW: u32 = 16 << 20;
 /// How long a closed flow is remembered (to answer repeated FINs and drop
 /// late duplicates quietly).
 const TOMBSTONE_S: f64 = 30.0;
+/// How often idle flows and old tombstones are looked for.
+const GC_PERIOD_S: f64 = 1.0;
 
 struct RecvFlow {
     flow_id: u32,
@@ -55,8 +57,9 @@ impl RecvFlow {
         self.cum += data.len() as u64;
     }
 
-    /// Accept DATA `[off, off + payload.len())`; false if nothing was new.
-    fn on_data(&mut self, off: u64, payload: &[u8]) -> bool {
+    /// Accept DATA `[off, off + payload.len())` within `window` bytes of
+    /// the cumulative ack; false if nothing was new.
+    fn on_data(&mut self, off: u64, payload: &[u8], window: u32) -> bool {
         let end = off + payload.len() as u64;
         if end <= self.cum {
             return false;
@@ -66,8 +69,8 @@ impl RecvFlow {
             return true;
         }
         let from = off.max(self.cum);
-        let limit = self.cum + RECV_WINDOW as u64;
-        let to = end.min(limit);
+        // Data entirely beyond the window leaves nothing to buffer (from >= to).
+        let to = end.min(self.cum + window as u64).max(from);
         let mut new = false;
         for (s, e) in self.have.missing(from, to) {
             let piece = payload[(s - off) as usize..(e - off) as usize].to_vec();
@@ -145,20 +148,46 @@ pub struct Receiver {
     /// Closed flows: (when closed, FINACK status, final cum).
     closed: HashMap<(SocketAddr, u32), (f64, u8, u64)>,
     idle_timeout: f64,
+    window: u32,
+    next_gc: f64,
     pub stats: RecvStats,
     buf: Vec<u8>,
     records: Vec<RecvRecord>,
 }
 
 impl Receiver {
-    pub fn new(idle_timeout: f64) -> Receiver {
+    /// A receiver that forgets flows idle for `idle_timeout` seconds and
+    /// buffers `window` bytes beyond each flow's cumulative ack
+    /// ([`RECV_WINDOW`] on the hosts).
+    pub fn new(idle_timeout: f64, window: u32) -> Receiver {
         Receiver {
             flows: HashMap::new(),
             closed: HashMap::new(),
             idle_timeout,
+            window,
+            next_gc: 0.0,
             stats: RecvStats::default(),
             buf: Vec::with_capacity(256),
             records: Vec::new(),
+        }
+    }
+
+    /// When the receiver next needs `on_timer` (infinity: never, while it
+    /// holds no flow).
+    pub fn next_wake(&self) -> f64 {
+        if self.flows.is_empty() && self.closed.is_empty() {
+            f64::INFINITY
+        } else {
+            self.next_gc
+        }
+    }
+
+    /// Do whatever is due at `now`: forget idle flows (recording them as
+    /// incomplete) and old tombstones, once per [`GC_PERIOD_S`].
+    pub fn on_timer(&mut self, now: f64) {
+        if now >= self.next_gc {
+            self.gc(now);
+            self.next_gc = now + GC_PERIOD_S;
         }
     }
 
@@ -218,7 +247,7 @@ impl Receiver {
                         cum_advanced_unix: None,
                     }
                 });
-                self.reply(tx, peer, stamped, echo, Body::SynAck { window: RECV_WINDOW });
+                self.reply(tx, peer, stamped, echo, Body::SynAck { window: self.window });
             }
             Body::Data { offset, payload } => {
                 let Some(f) = self.flows.get_mut(&key) else {
@@ -235,7 +264,7 @@ impl Receiver {
                     }
                 }
                 let cum_before = f.cum;
-                if !f.on_data(offset, payload) {
+                if !f.on_data(offset, payload, self.window) {
                     f.dup_pkts += 1;
                 }
                 if f.cum > cum_before {
@@ -244,7 +273,7 @@ impl Receiver {
                 let sacks = f.sacks(offset);
                 let body = Body::Ack {
                     cum_ack: f.cum,
-                    window: RECV_WINDOW,
+                    window: self.window,
                     sacks,
                 };
                 self.reply(tx, peer, stamped, echo, body);
@@ -262,7 +291,7 @@ impl Receiver {
                     // cannot happen with our sender; answer with what we have
                     let body = Body::Ack {
                         cum_ack: f.cum,
-                        window: RECV_WINDOW,
+                        window: self.window,
                         sacks: f.sacks(f.cum),
                     };
                     self.reply(tx, peer, stamped, echo, body);
@@ -301,7 +330,7 @@ impl Receiver {
     }
 
     /// Forget idle flows (recording them as incomplete) and old tombstones.
-    pub fn gc(&mut self, now: f64) {
+    fn gc(&mut self, now: f64) {
         let idle = self.idle_timeout;
         let expired: Vec<(SocketAddr, u32)> = self
             .flows
@@ -394,7 +423,7 @@ mod tests {
             tx,
         );
         let p = Packet::parse(&tx.0[0].1).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(p.body, Body::SynAck { window: RECV_WINDOW });
+        assert_eq!(p.body, Body::SynAck { window: rx.window });
         assert_eq!(p.rcp.feedback_kbps, 9_000); // the SYN's stamped rate echoed
         assert_eq!(
             p.common,
@@ -408,7 +437,7 @@ mod tests {
 
     #[test]
     fn reassembles_out_of_order_and_sacks() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 4000);
         rx.on_datagram(&data(2000, 1000), peer(), 0.1, 0.0, &mut tx);
@@ -453,7 +482,7 @@ mod tests {
 
     #[test]
     fn last_byte_time_is_when_the_flow_became_whole() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 2000);
         // the last packet first: the flow is not whole until the hole fills
@@ -468,7 +497,7 @@ mod tests {
 
     #[test]
     fn an_open_ended_flow_has_its_last_byte_time_from_the_fin() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, SIZE_UNKNOWN);
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
@@ -484,7 +513,7 @@ mod tests {
 
     #[test]
     fn an_unfinished_flow_has_no_last_byte_time() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 2000);
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
@@ -495,7 +524,7 @@ mod tests {
 
     #[test]
     fn sack_blocks_put_the_latest_first() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 100_000);
         for off in [2000, 4000, 6000, 8000, 10000] {
@@ -510,7 +539,7 @@ mod tests {
 
     #[test]
     fn corrupt_content_is_reported() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 1000);
         let mut d = data(0, 1000);
@@ -532,8 +561,36 @@ mod tests {
     }
 
     #[test]
+    fn the_timer_is_due_only_while_the_receiver_holds_flows() {
+        let mut rx = Receiver::new(5.0, RECV_WINDOW);
+        let mut tx = Outbox::default();
+        assert!(rx.next_wake().is_infinite());
+        open(&mut rx, &mut tx, 10_000);
+        assert_eq!(rx.next_wake(), 0.0);
+        rx.on_timer(0.5);
+        assert_eq!(rx.next_wake(), 1.5);
+        rx.on_timer(1.0); // not due: nothing happens
+        assert_eq!(rx.next_wake(), 1.5);
+        // idle since 0: expired at the first look after 5 s, then nothing is held
+        rx.on_timer(6.0);
+        assert_eq!(rx.take_records().len(), 1);
+        assert!(rx.next_wake().is_infinite());
+    }
+
+    #[test]
+    fn data_beyond_the_window_is_not_buffered() {
+        let mut rx = Receiver::new(60.0, 2000);
+        let mut tx = Outbox::default();
+        open(&mut rx, &mut tx, 10_000);
+        rx.on_datagram(&data(1000, 1000), peer(), 0.1, 0.0, &mut tx);
+        rx.on_datagram(&data(3000, 1000), peer(), 0.1, 0.0, &mut tx); // beyond cum + 2000
+        assert_eq!(last_ack(&tx), (0, vec![(1000, 2000)], 7_000));
+        assert_eq!(rx.buffered_bytes(), 1000);
+    }
+
+    #[test]
     fn idle_flows_expire_and_strangers_are_counted() {
-        let mut rx = Receiver::new(5.0);
+        let mut rx = Receiver::new(5.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 10_000);
         rx.on_datagram(&data(0, 1000), peer(), 1.0, 0.0, &mut tx);
