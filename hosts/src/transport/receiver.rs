@@ -115,7 +115,7 @@ impl RecvFlow {
             transport: "udp",
             size_bytes: self.size,
             bytes_delivered: self.cum,
-            verified: self.verified,
+            verified: Some(self.verified),
             completed,
             data_pkts: self.data_pkts,
             duplicate_pkts: self.dup_pkts,
@@ -300,7 +300,7 @@ impl Receiver {
                 let ok = f.verified && f.cum == final_size && f.size.is_none_or(|s| s == final_size);
                 let status = if ok { STATUS_VERIFIED } else { 0 };
                 let mut rec = f.record(now, true);
-                rec.verified = ok;
+                rec.verified = Some(ok);
                 rec.size_bytes = Some(final_size);
                 // An open-ended flow is whole now that the FIN gave its size.
                 rec.last_byte_unix_s = f.cum_advanced_unix.map(|t| round(t, 6));
@@ -465,7 +465,7 @@ mod tests {
         );
         let recs = rx.take_records();
         assert_eq!(recs.len(), 1);
-        assert!(recs[0].verified && recs[0].completed);
+        assert!(recs[0].verified == Some(true) && recs[0].completed);
         assert_eq!(
             (recs[0].bytes_delivered, recs[0].duplicate_pkts, recs[0].data_pkts),
             (4000, 1, 5)
@@ -557,7 +557,7 @@ mod tests {
                 status: 0
             })
         );
-        assert!(!rx.take_records()[0].verified);
+        assert_eq!(rx.take_records()[0].verified, Some(false));
     }
 
     #[test]
