@@ -6,8 +6,9 @@
 //!
 //! Nothing here reads a clock or touches a socket (as quinn-proto): every
 //! call gets `now` (seconds on the caller's monotonic clock) and a [`Tx`] to
-//! send with, so the same code runs in the event loops of [`crate::io`] and on
-//! the simulated test bed of the integration tests.
+//! send with, so the same code runs in the event loops of [`crate::io`], on
+//! the simulated test bed of the integration tests and in ns-3
+//! ([`crate::ffi`]).
 
 mod handshake;
 mod loss;
