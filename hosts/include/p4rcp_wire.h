@@ -30,10 +30,12 @@
 #define P4RCP_FLAG_LAST 0x01
 
 /* A valid RTT sample: 0 < rtt_us <= P4RCP_MAX_RTT_US = 2^P4RCP_RTT_BITS - 1. */
-/* Rates are kb/s of Ethernet frames; no flow is given less than P4RCP_MIN_RATE_KBPS. */
+/* Rates are kb/s of Ethernet frames; no flow is given less than P4RCP_MIN_RATE_KBPS; */
+/* a sender asks for P4RCP_DEFAULT_MAX_RATE_KBPS unless told otherwise (--max-rate). */
 #define P4RCP_RTT_BITS 23
 #define P4RCP_MAX_RTT_US 8388607
 #define P4RCP_MIN_RATE_KBPS 10
+#define P4RCP_DEFAULT_MAX_RATE_KBPS 1000000
 
 /* The hosts' transport header behind the RCP header: offsets from the UDP payload's start, */
 /* and each type's datagram length (an ACK's grows by a SACK block each, a DATA's by its payload). */

@@ -5,7 +5,9 @@
 //! Wireshark dissector to it). Rendered here, committed, and compared by
 //! the test below: `P4RCP_WRITE_HEADER=1 cargo test wire_header` rewrites it.
 
+use crate::transport::sender::DEFAULT_MAX_RATE;
 use crate::transport::wire::{self, PktType};
+use crate::units::parse_rate_kbps;
 
 /// A macro's value as C spells it.
 enum Value {
@@ -66,11 +68,16 @@ fn sections() -> Vec<Section> {
         },
         Section {
             comment: "A valid RTT sample: 0 < rtt_us <= P4RCP_MAX_RTT_US = 2^P4RCP_RTT_BITS - 1.\n\
-                      Rates are kb/s of Ethernet frames; no flow is given less than P4RCP_MIN_RATE_KBPS.",
+                      Rates are kb/s of Ethernet frames; no flow is given less than P4RCP_MIN_RATE_KBPS;\n\
+                      a sender asks for P4RCP_DEFAULT_MAX_RATE_KBPS unless told otherwise (--max-rate).",
             macros: vec![
                 int("RTT_BITS", wire::RCP_RTT_BITS),
                 int("MAX_RTT_US", wire::RCP_MAX_RTT_US),
                 int("MIN_RATE_KBPS", wire::RCP_MIN_RATE_KBPS),
+                int(
+                    "DEFAULT_MAX_RATE_KBPS",
+                    parse_rate_kbps(DEFAULT_MAX_RATE).expect("the default parses") as u64,
+                ),
             ],
         },
         Section {

@@ -34,6 +34,10 @@ use crate::transport::Tx;
 use crate::transport::pattern;
 use std::net::SocketAddr;
 
+/// What a sender asks for in its SYN (and `rcp` in every packet) and the
+/// upper bound of its rate, unless told otherwise (`--max-rate`'s default).
+pub const DEFAULT_MAX_RATE: &str = "1gbit";
+
 /// Most DATA packets one flow sends per wake-up before yielding.
 const BURST_MAX: u32 = 64;
 /// How far beyond the cumulative ack new data may go until the SYNACK
