@@ -37,6 +37,8 @@ RCP_RTT_BITS = WIRE["RTT_BITS"]
 RCP_MAX_RTT_US = WIRE["MAX_RTT_US"]
 # The lowest rate RCP gives a flow: routers clamp R there and senders send no slower.
 RCP_MIN_RATE_KBPS = WIRE["MIN_RATE_KBPS"]
+# What a sender asks for in its SYN, unless told otherwise (p4rcp-host --max-rate's default).
+HOSTS_MAX_RATE_KBPS = WIRE["DEFAULT_MAX_RATE_KBPS"]
 
 TYPE_NAMES = ("DATA", "ACK", "SYN", "SYNACK", "FIN", "FINACK", "REF", "REFACK")
 DATA, ACK, SYN, SYNACK, FIN, FINACK, REF, REFACK = (WIRE[f"TYPE_{name}"] for name in TYPE_NAMES)
