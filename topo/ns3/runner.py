@@ -18,7 +18,7 @@ import psutil
 
 from topo.experiment import Experiment
 from topo.ns3 import build
-from topo.ns3.engine import ENGINE, Job, refusal, run_job, tcp_algorithm
+from topo.ns3.engine import ENGINE, Job, refusal, run_job, tcp_algorithm, tcp_ccs
 from topo.ns3.network import RouterOptions
 from topo.ns3.workload import plan
 from topo.report import write_report
@@ -83,14 +83,19 @@ def _version(package: str) -> str:
 def describe(exp: Experiment, scheme_name: str, router: RouterOptions) -> str:
     """What a scheme ran on ns-3, for the summary (recorded in each run.json)."""
     scheme = exp.scheme(scheme_name)
-    algorithm = tcp_algorithm(scheme)
+    algorithm = tcp_algorithm(exp, scheme)
+    tcp = (f"ns-3's TCP ({algorithm}), initial window {scheme.initcwnd or 10} segments, SACK and timestamps, "
+           f"Linux's minimum RTO (200 ms) and send-buffer growth")
+    if scheme.is_tcp:
+        return tcp
+    senders = f"{scheme.cc} senders (the Rust hosts' transport, linked into ns-3)"
     if algorithm:
-        return (f"ns-3's TCP ({algorithm}), initial window {scheme.initcwnd or 10} segments, SACK and timestamps, "
-                f"Linux's minimum RTO (200 ms) and send-buffer growth")
+        senders += f", and {', '.join(sorted(tcp_ccs(exp, scheme)))} flows with {tcp}"
+    if scheme.cc != "rcp":
+        return senders
     p = exp.rcp_params(scheme)
-    return (f"rcp senders (the hosts' transport in ns-3); routers alpha {p.alpha:g}, beta {p.beta:g}, "
-            f"gamma {p.gamma:g}, q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0); RTT samples at "
-            f"{router.rtt_samples}, queue {router.queue_sample}")
+    return (f"{senders}; routers alpha {p.alpha:g}, beta {p.beta:g}, gamma {p.gamma:g}, q0 {p.q0_bytes / 1000:g} kB, "
+            f"T = min({p.T_max_s * 1000:g} ms, d0); RTT samples at {router.rtt_samples}, queue {router.queue_sample}")
 
 
 def run_experiment(exp: Experiment, results: Path, options: dict[str, str], progress) -> Path:

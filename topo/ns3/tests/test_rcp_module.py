@@ -16,6 +16,7 @@ import pytest
 
 from control_plane.rcp_law import rcp_rate
 from p4rcp.dataplane import rate_cell
+from p4rcp.protocol import DATA, FLAG_LAST, RCP_UDP_PORT, SYN
 from topo.experiment import load_experiment
 from topo.ns3 import build
 from topo.schedule import RunDir
@@ -207,28 +208,25 @@ def test_the_feedforward_counts_and_syn_stamps(ns3):
             out.append(header.rateKbps)
         return out
 
-    syns = stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=p4rcp.SYN) for _ in range(10)])
+    syns = stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN) for _ in range(10)])
     assert syns == [500, 1000, 1500, 2000, 2500, 3000, 3000, 3000, 3000, 3000]
     assert disc.Arrivals() == 10 and disc.Departures() == 0
     disc.SetArrivalsBase(10)                    # the next interval: its first SYN is k = 1 again
-    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=p4rcp.SYN)]) == [500]
-    data = stamps([_rcp_item(ns, p4rcp, 9000, 40_000), _rcp_item(ns, p4rcp, 9000, 40_000, flags=p4rcp.RCP_FLAG_LAST)])
+    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN)]) == [500]
+    data = stamps([_rcp_item(ns, p4rcp, 9000, 40_000), _rcp_item(ns, p4rcp, 9000, 40_000, flags=FLAG_LAST)])
     assert data == [3000, 3000] and disc.Departures() == 1 and disc.Arrivals() == 11
 
 
-def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=None, flags: int = 0):
-    """A forward packet of the hosts' transport (DATA unless `kind` says) as it reaches a router's queue: IPv4
-    header aside, UDP first."""
-    kind = p4rcp.DATA if kind is None else kind
-    packet = ns.Create[ns.Packet](1000)
-    transport = p4rcp.RcpTransportHeader(kind)
-    packet.AddHeader(transport)
+def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=DATA, flags: int = 0):
+    """A forward packet of the hosts' transport (DATA unless `kind` says: its RCP header, 20 bytes of the hosts'
+    header and 1000 of payload) as it reaches a router's queue: IPv4 header aside, UDP first."""
+    packet = ns.Create[ns.Packet](20 + 1000)
     rcp = p4rcp.RcpHeader()
     rcp.type, rcp.flags, rcp.rateKbps, rcp.rttUs = kind, flags, rate_kbps, rtt_us
     packet.AddHeader(rcp)
     udp = ns.UdpHeader()
     udp.SetSourcePort(40000)
-    udp.SetDestinationPort(6577)
+    udp.SetDestinationPort(RCP_UDP_PORT)
     packet.AddHeader(udp)
     ip = ns.Ipv4Header()
     ip.SetProtocol(17)
