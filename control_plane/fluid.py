@@ -30,8 +30,8 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
-from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
 from p4rcp.dataplane import SYN_RATES
+from p4rcp.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
 from topo.analysis import time_to_share
 
 ROUTERS = ("rcp", "rcp-ff", "rcp-ac")

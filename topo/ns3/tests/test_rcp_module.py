@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.rcp_law import rcp_rate
 from p4rcp.dataplane import rate_cell
+from p4rcp.rcp_law import rcp_rate
 from topo.experiment import load_experiment
 from topo.ns3 import build
 from topo.schedule import RunDir
