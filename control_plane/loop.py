@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, fields
 from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
-from control_plane.policing import police_allowance, police_limit
 from p4rcp import dataplane as dp
+from p4rcp.police import police_allowance, police_limit
 from p4rcp.protocol import RCP_MIN_RATE_KBPS
 from p4rcp.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
 from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch, SwitchPort
