@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from string import Formatter
 
-from control_plane.loop import RcpParams
+from p4rcp.params import RcpParams
 from p4rcp.tables import number, string, table_of, tables_of, unknown_keys
 from p4rcp.topology import Topology, load_topology
 from p4rcp.topology import parameters as topology_parameters

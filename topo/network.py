@@ -22,8 +22,9 @@ from mininet.node import Host
 from mininet.topo import Topo
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from control_plane.loop import ControlLoop, RcpParams, program_switch
+from control_plane.loop import ControlLoop, program_switch
 from p4rcp import dataplane as dp
+from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
 from p4rcp.topology import ETHERNET_HEADER_BYTES, Topology
 from topo import hosts

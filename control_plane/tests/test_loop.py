@@ -3,9 +3,10 @@ import time
 
 import pytest
 
-from control_plane.loop import ControlLoop, CounterWentBackwards, RcpParams, counter_delta
+from control_plane.loop import ControlLoop, CounterWentBackwards, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
 from p4rcp import dataplane as dp
+from p4rcp.params import RcpParams
 from p4rcp.topology import Switch, SwitchPort, TopologyError, build_topology
 
 TOPO = build_topology({"kind": "dumbbell", "pairs": 2, "rtt_ms": 40, "bottleneck_mbps": 12,
