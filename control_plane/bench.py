@@ -37,13 +37,13 @@ import psutil
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop
 from p4rcp import dataplane as dp
+from p4rcp.analysis import percentile
 from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
 from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.topology import Route, Switch, SwitchPort
 from p4rcp.veth import VethPairs, free_tcp_port
-from topo.analysis import percentile
 from topo.monitor import Monitor
 
 RCP_PORTS = 8

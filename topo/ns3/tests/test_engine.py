@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from p4rcp.analysis import measured_load
 from topo import hosts
-from topo.analysis import measured_load
 from topo.experiment import load_experiment, resolve
 from topo.ns3 import runner
 from topo.ns3.engine import refusal, tcp_algorithm
