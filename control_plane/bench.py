@@ -36,9 +36,9 @@ import psutil
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop
+from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
 from p4rcp.analysis import percentile
-from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
 from p4rcp.toolchain import BUILD_JSON, ROOT
