@@ -103,7 +103,7 @@ class ControlLoop:
     rt_priority: int | None = 10
     # Python's thread switch interval while the loop runs (process-wide; None: leave it). A woken loop
     # thread waits for the GIL until the thread holding it gives it up, which Python asks for only after
-    # this long (5 ms by default): in an experiment the other switches' loops and topo's monitor share
+    # this long (5 ms by default): in an experiment the other switches' loops and the runner's monitor share
     # the process (docs/control_plane.md, "Timing").
     switch_interval_s: float | None = 0.0005
     ports: dict[int, PortState] = field(init=False)

@@ -314,3 +314,27 @@ class Network:
         if self.net is not None:
             self.net.stop()
             self.net = None
+
+
+@dataclass
+class InputCounts:
+    """Per switch: frames the kernel delivered to its interfaces, and frames its pipeline counted. Their
+    difference is what bmv2 has not read yet, or never will (its libpcap rings overflowed)."""
+    network: Network
+    _drivers: dict[str, Bmv2ThriftDriver] = field(default_factory=dict)
+
+    def read(self) -> dict[str, tuple[int, int]]:
+        counts = {}
+        for sw in self.network.topology.switches.values():
+            if sw.name not in self._drivers:
+                self._drivers[sw.name] = Bmv2ThriftDriver(sw.thrift_port)
+                self._drivers[sw.name].connect()
+            kernel = sum(int(Path(f"/sys/class/net/{sw.name}-eth{port}/statistics/rx_packets").read_text())
+                         for port in sw.ports)
+            pipeline = sum(self._drivers[sw.name].read_ingress_packets(port) for port in sw.ports)
+            counts[sw.name] = (kernel, pipeline)
+        return counts
+
+    def close(self) -> None:
+        for driver in self._drivers.values():
+            driver.close()

@@ -25,13 +25,13 @@ from pathlib import Path
 import psutil
 
 from p4rcp import dataplane as dp
+from p4rcp.monitor import INPUT_DROP_SHARE, Monitor
 from p4rcp.processes import stop_processes
 from p4rcp.toolchain import (BUILD_JSON, ROOT, ToolchainMissing, bmv2_build, bmv2_build_line, find_tool,
                              tool_version)
 from topo import external, hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_invocation, resolve
-from topo.monitor import INPUT_DROP_SHARE, InputCounts, Monitor
-from topo.network import Network, SwitchOptions
+from topo.network import InputCounts, Network, SwitchOptions
 from topo.report import read_jsonl, void_runs, write_report
 from topo.schedule import BandwidthChange, Launch, RunDir, long_flow_id, receivers, schedule
 
