@@ -11,7 +11,6 @@ arrives (a program's own retransmissions, if any, included).
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,16 +22,6 @@ if TYPE_CHECKING:
 
 SNAPLEN = 128               # bytes of each packet the capture keeps: the headers
 SAMPLE_S = 0.02             # goodput samples, as p4rcp-host's long flows write them (topo/hosts.py)
-
-
-def sender_command(scheme: Scheme, *, sender_ip: str, receiver_ip: str, duration_s: float, flow_id: int) -> list[str]:
-    return shlex.split(scheme.sender.format(sender_ip=sender_ip, receiver_ip=receiver_ip, port=scheme.port,
-                                            duration_s=f"{duration_s:g}", flow_id=flow_id))
-
-
-def receiver_command(scheme: Scheme, *, receiver_ip: str) -> list[str]:
-    return shlex.split(scheme.receiver.format(sender_ip="", receiver_ip=receiver_ip, port=scheme.port,
-                                              duration_s="", flow_id=""))
 
 
 def capture_command(interface: str, sender_ip: str, port: int, path: Path) -> list[str]:

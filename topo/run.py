@@ -31,6 +31,7 @@ from p4rcp.toolchain import (BUILD_JSON, ROOT, ToolchainMissing, bmv2_build, bmv
                              tool_version)
 from topo import external, hosts
 from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_invocation, resolve
+from topo.host_check import check_with_hosts
 from topo.network import InputCounts, Network, SwitchOptions
 from topo.report import read_jsonl, void_runs, write_report
 from topo.schedule import BandwidthChange, Launch, RunDir, long_flow_id, receivers, schedule
@@ -175,7 +176,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         if scheme.initcwnd is not None:
             network.set_initcwnd(topology.senders, scheme.initcwnd)
         for name in receivers(exp):
-            command = (external.receiver_command(scheme, receiver_ip=topology.hosts[name].ip) if scheme.is_external
+            command = (scheme.receiver_command(receiver_ip=topology.hosts[name].ip) if scheme.is_external
                        else hosts.recv(out.recv(name)))
             processes.append(start_host(network, name, "receiver", command, out))
         plan = schedule(exp, variant, scheme, seed, out)
@@ -475,10 +476,9 @@ def report_again(root: Path) -> str:
     saved = root / f"{first['experiment']}.toml"
     source = saved if saved.is_file() else resolve(first["experiment"])
     present = {m["scheme"] for _, m in metas}
-    declared = load_experiment(source, check_hosts=False).schemes
+    declared = load_experiment(source).schemes
     schemes = [s for s in declared if s in present] + sorted(present - set(declared))
-    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}),
-                          check_hosts=False)
+    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}))
     variants = {v.label: v for v in exp.variants()}
     missing = {m["variant"] for _, m in metas} - set(variants)
     if missing:
@@ -551,6 +551,8 @@ def main(argv=None) -> int:
     try:
         experiments = load_invocation(args.experiment, args.schemes.split(",") if args.schemes else None,
                                       args.duration, _seeds(args.seeds) if args.seeds else None)
+        for exp in experiments:
+            check_with_hosts(exp)
         if args.engine == "ns3":
             return run_ns3(experiments, args)
         build = preflight()

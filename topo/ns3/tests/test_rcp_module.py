@@ -41,7 +41,7 @@ def experiment(tmp_path: Path, flows: list[float], duration_s: float, name: str 
         lines += ["[[long]]", f'sender = "h{i + 1}"', f'receiver = "r{i + 1}"', f"start_s = {start}"]
     path = tmp_path / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
-    return load_experiment(path, check_hosts=False)
+    return load_experiment(path)
 
 
 def start_run(ns3, exp, root: Path, router=None):
