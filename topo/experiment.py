@@ -34,7 +34,7 @@ class Scheme:
     table that sets cc and, on top of it, the control plane's RCP parameters (for RCP's gains side by
     side) or TCP's initial window (the senders' route initcwnd); or an external scheme: the commands that
     start another program's receiver and sender (a reference implementation), whose delivered payload
-    p4rcp measures itself (topo/external.py)."""
+    p4rcp measures itself (topo/mininet/external.py)."""
     name: str
     cc: str
     rcp: dict = field(default_factory=dict)   # RcpParams overrides, on top of the experiment's [rcp]

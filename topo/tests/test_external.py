@@ -1,4 +1,4 @@
-"""External schemes (topo/external.py): another program's sender and receiver, measured by p4rcp."""
+"""External schemes: another program's sender and receiver, measured by p4rcp (topo/mininet/external.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import wrpcap
 
-from topo import external
 from topo.experiment import ExperimentError, Scheme, load_experiment
+from topo.mininet import external
 
 BASE = ('topology = "dumbbell"\nduration_s = 10\nschemes = ["ref"]\n[topology_params]\npairs = 1\n'
         'bottleneck_mbps = 10\n[[long]]\nsender = "h1"\nreceiver = "r1"\n')

@@ -1,11 +1,12 @@
-"""External schemes: another program's sender and receiver in p4rcp's network, measured by p4rcp.
+"""External schemes on Mininet: another program's sender and receiver in p4rcp's network, measured by p4rcp.
 
 An experiment names the commands that start the program's receiver and sender (`[scheme.NAME]` with
-`sender`, `receiver`, `port`; topo/experiment.py). p4rcp runs them like its own hosts and measures what it
-delivered itself, so that no per-program adapter is needed: a capture of the flow's packets at the receiving
-host (headers only), from which the delivered payload over time becomes the same flow record and goodput
-samples p4rcp's own senders write. Duplicates of TCP segments are counted once; UDP payload is counted as it
-arrives (a program's own retransmissions, if any, included).
+`sender`, `receiver`, `port`; topo/experiment.py, Scheme.sender_command and receiver_command). The runner
+starts them like its own hosts (runner.py) and measures what they delivered itself, so that no per-program
+adapter is needed: a capture of the flow's packets at the receiving host (headers only), from which the
+delivered payload over time becomes the same flow record and goodput samples p4rcp's own senders write.
+Duplicates of TCP segments are counted once; UDP payload is counted as it arrives (a program's own
+retransmissions, if any, included).
 """
 
 from __future__ import annotations

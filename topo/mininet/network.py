@@ -28,7 +28,7 @@ from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
 from p4rcp.topology import ETHERNET_HEADER_BYTES, Topology
 from topo import hosts
-from topo.bmv2_switch import Bmv2Switch
+from topo.mininet.bmv2_switch import Bmv2Switch
 
 log = logging.getLogger("topo")
 
