@@ -1,6 +1,7 @@
 """Whether the machine, not the network, limited a run: CPU samples, other processes, bmv2's unread input.
 
-A run is INVALID when any of these says so (docs/experiments.md, "Valid runs").
+A run is INVALID when any of these says so (docs/experiments.md, "Valid runs"). The engine says how many
+frames each switch has not read yet (Monitor.unread; on Mininet, topo/mininet/network.py's InputCounts).
 """
 
 from __future__ import annotations
