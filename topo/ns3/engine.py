@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_plane.loop import ControlLoop, RcpParams, program_switch
+from control_plane.loop import ControlLoop, program_switch
+from p4rcp.params import RcpParams
 from p4rcp.protocol import HOSTS_MAX_RATE_KBPS, RCP_MIN_RATE_KBPS
 from topo.experiment import Experiment, Scheme, Variant
 from topo.hosts import LONG_FLOW_CLOSE_S, LONG_FLOW_SAMPLE_S

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from topo.analysis import fct_ps, jain_index, load_unit, service_bytes  # noqa: E402
+from p4rcp.analysis import fct_ps, jain_index, load_unit, service_bytes  # noqa: E402
 from topo.report.metrics import PACKET_DECADES, _rtt, sample_weights  # noqa: E402
 
 SAMPLE_BIN_S = 0.5   # per-flow rates over time are averaged over this

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from p4rcp.analysis import measured_load
 from topo import hosts
-from topo.analysis import measured_load
 from topo.experiment import load_experiment, resolve
 from topo.ns3 import runner
 from topo.ns3.engine import refusal, tcp_algorithm
@@ -15,11 +15,11 @@ from topo.schedule import Launch, RunDir, long_flow_id, schedule
 
 
 def test_every_scheme_of_the_hosts_runs_and_external_programs_are_refused():
-    exp = load_experiment(resolve("fct-short"), check_hosts=False)    # rcp, tcp, allegro, vivace
+    exp = load_experiment(resolve("fct-short"))    # rcp, tcp, allegro, vivace
     assert all(refusal(exp, s) is None for s in ("rcp", "tcp", "allegro", "vivace"))
-    lossy = load_experiment(resolve("lossy"), check_hosts=False)
+    lossy = load_experiment(resolve("lossy"))
     assert all(refusal(lossy, s) is None for s in lossy.schemes)
-    references = load_experiment(resolve("lossy-references"), check_hosts=False)
+    references = load_experiment(resolve("lossy-references"))
     external = [s for s in references.schemes if references.scheme(s).is_external]
     assert external
     for name in external:
@@ -29,11 +29,11 @@ def test_every_scheme_of_the_hosts_runs_and_external_programs_are_refused():
 
 def test_router_features_the_model_lacks_are_refused_naming_them():
     for name, says in [("weighted", "weighted sharing"), ("policing", "policing")]:
-        exp = load_experiment(resolve(name), check_hosts=False)
+        exp = load_experiment(resolve(name))
         refused = {s: refusal(exp, s) for s in exp.schemes if exp.scheme(s).cc == "rcp"}
         assert any(why and says in why and "Mininet" in why for why in refused.values()), (name, refused)
     # the model has the feedforward
-    plain = load_experiment(resolve("flash-crowd"), check_hosts=False)
+    plain = load_experiment(resolve("flash-crowd"))
     assert all(refusal(plain, s) is None for s in ("rcp", "rcp-ff", "rcp-papers"))
 
 
@@ -42,7 +42,7 @@ def test_tcp_variants_map_to_ns3_congestion_controls(tmp_path):
     path.write_text('topology = "dumbbell"\nschemes = ["tcp", "tcp:reno", "tcp:bbr", "iw2", "rcp"]\nduration_s = 5\n'
                     '[scheme.iw2]\ncc = "tcp:cubic"\ninitcwnd = 2\n'
                     '[[long]]\nsender = "h1"\nreceiver = "r1"\n')
-    exp = load_experiment(path, check_hosts=False)
+    exp = load_experiment(path)
     assert tcp_algorithm(exp, exp.scheme("tcp")) == "ns3::TcpCubic"
     assert tcp_algorithm(exp, exp.scheme("iw2")) == "ns3::TcpCubic"
     assert tcp_algorithm(exp, exp.scheme("tcp:reno")) == "ns3::TcpNewReno"
@@ -54,13 +54,13 @@ def test_tcp_variants_map_to_ns3_congestion_controls(tmp_path):
 def test_tcp_flows_among_a_schemes_flows_run_as_ns3s_tcp(tmp_path):
     """tcp-mix's sweep runs its first long flows as TCP in an RCP run: one TCP per simulation, cubic; a run
     that would need two TCPs at once is refused."""
-    mix = load_experiment(resolve("tcp-mix"), check_hosts=False)
+    mix = load_experiment(resolve("tcp-mix"))
     assert refusal(mix, "rcp") is None and tcp_algorithm(mix, mix.scheme("rcp")) == "ns3::TcpCubic"
     path = tmp_path / "two-tcps.toml"
     path.write_text('topology = "dumbbell"\nschemes = ["tcp:reno"]\nduration_s = 5\n[topology_params]\npairs = 2\n'
                     '[[long]]\nsender = "h1"\nreceiver = "r1"\n'
                     '[[long]]\nsender = "h2"\nreceiver = "r2"\ncc = "tcp"\n')
-    two = load_experiment(path, check_hosts=False)
+    two = load_experiment(path)
     why = refusal(two, "tcp:reno")
     assert "tcp, tcp:reno" in why and "one congestion control per simulation" in why
 
