@@ -1,13 +1,13 @@
 /* The p4rcp hosts' transport as a C library: libp4rcp_host.a, built by `cargo build --release` in hosts/
  * (hosts/src/ffi/). The same state machine as the hosts' event loops, driven by the caller's clock and
  * datagrams: create a sender (one flow, with its controller) or a receiver (every flow to one address),
- * hand it a datagram or a timer with the time `now` (seconds), send the datagrams it leaves in its outbox,
- * call it again at its next wake, and read its records, which are the JSON lines the hosts write.
+ * hand it a datagram or a timer with the time `now` (seconds) and an outbox, send the datagrams it leaves
+ * there, call it again at its next wake, and read its records, which are the JSON lines the hosts write.
  *
  * Every function that can fail returns P4RCP_OK or an error code, and p4rcp_last_error() says why. A handle
  * on which the library failed (P4RCP_ERR_INTERNAL) is unusable; free it. Handles are not thread-safe.
- * Pointers the library returns (outbox datagrams, strings) stay valid until the next call on the same
- * handle (the p4rcp_tcp_* functions: the next p4rcp_tcp_* call on the same thread). */
+ * Strings the library returns stay valid until the next call on the same handle (the p4rcp_tcp_* functions:
+ * the next p4rcp_tcp_* call on the same thread), datagrams until their outbox is handed to a call again. */
 #ifndef P4RCP_HOST_H
 #define P4RCP_HOST_H
 
@@ -53,8 +53,11 @@ typedef struct
     p4rcp_addr dst;
 } p4rcp_datagram;
 
-/* The datagrams the last call on a sender or receiver produced, in the order to send them. */
+/* Where a call leaves the datagrams to send, in order (emptied by every call it is handed to). One outbox
+ * serves any number of senders and receivers: its buffer is reused. */
 typedef struct p4rcp_outbox p4rcp_outbox;
+p4rcp_outbox* p4rcp_outbox_new(void);
+void p4rcp_outbox_free(p4rcp_outbox* outbox);
 size_t p4rcp_outbox_len(const p4rcp_outbox* outbox);
 p4rcp_datagram p4rcp_outbox_get(const p4rcp_outbox* outbox, size_t i);
 
@@ -83,15 +86,18 @@ typedef struct p4rcp_sender p4rcp_sender;
 /* A flow that sends its SYN at its first p4rcp_sender_on_timer; its record's times are epoch_unix + now. */
 int p4rcp_sender_new(const p4rcp_flow_params* params, double now, double epoch_unix, p4rcp_sender** out);
 void p4rcp_sender_free(p4rcp_sender* sender);
-int p4rcp_sender_on_timer(p4rcp_sender* sender, double now);
+int p4rcp_sender_on_timer(p4rcp_sender* sender, double now, p4rcp_outbox* out);
 /* A datagram of this flow (p4rcp_datagram_flow_id) arrived. */
-int p4rcp_sender_on_datagram(p4rcp_sender* sender, double now, const uint8_t* data, size_t len);
+int p4rcp_sender_on_datagram(p4rcp_sender* sender,
+                             double now,
+                             const uint8_t* data,
+                             size_t len,
+                             p4rcp_outbox* out);
 /* The run is over: the flow ends now. */
 int p4rcp_sender_interrupt(p4rcp_sender* sender);
 /* When p4rcp_sender_on_timer is next due; infinity: never. */
 double p4rcp_sender_next_wake(const p4rcp_sender* sender);
 bool p4rcp_sender_is_done(const p4rcp_sender* sender);
-const p4rcp_outbox* p4rcp_sender_outbox(const p4rcp_sender* sender);
 /* The flow's record: one JSON object. */
 int p4rcp_sender_record(p4rcp_sender* sender, p4rcp_str* json);
 /* The trace lines since the last call: JSON lines, each ending in a newline. */
@@ -108,18 +114,18 @@ int p4rcp_receiver_on_datagram(p4rcp_receiver* receiver,
                                double now,
                                const uint8_t* data,
                                size_t len,
-                               p4rcp_addr from);
+                               p4rcp_addr from,
+                               p4rcp_outbox* out);
 int p4rcp_receiver_on_timer(p4rcp_receiver* receiver, double now);
 double p4rcp_receiver_next_wake(const p4rcp_receiver* receiver);
 /* The run is over: every open flow is recorded as incomplete. */
 int p4rcp_receiver_close_all(p4rcp_receiver* receiver, double now);
-const p4rcp_outbox* p4rcp_receiver_outbox(const p4rcp_receiver* receiver);
 /* The records of the flows that ended since the last call: JSON lines. */
 int p4rcp_receiver_take_records(p4rcp_receiver* receiver, p4rcp_str* lines);
 
 /* ---- the rest ---- */
 
-/* The flow id of a p4rcp datagram (P4RCP_ERR_MALFORMED if it is none). */
+/* The flow id of a p4rcp datagram, from its headers (P4RCP_ERR_MALFORMED if they are not a p4rcp datagram's). */
 int p4rcp_datagram_flow_id(const uint8_t* data, size_t len, uint32_t* flow_id);
 /* The controller seed of flow `index` of `p4rcp-host traffic --seed seed` (a long flow's: its flow id). */
 uint64_t p4rcp_traffic_flow_seed(uint64_t seed, uint64_t index);

@@ -8,8 +8,10 @@
 //! ([`p4rcp_last_error`]), no panic across the boundary (a panic is caught,
 //! reported as `P4RCP_ERR_INTERNAL`, and poisons the handle: every later
 //! call on it fails the same way). Datagrams are byte buffers with an IPv4
-//! address; time is seconds of the caller's clock (`now`), and wall-clock
-//! times in records are `epoch_unix + now`.
+//! address, left in an outbox the caller owns and hands to every call (one
+//! for all its flows: its buffer is reused, not grown again per flow); time
+//! is seconds of the caller's clock (`now`), and wall-clock times in records
+//! are `epoch_unix + now`.
 //!
 //! The wire constants that other languages need are generated from
 //! [`crate::transport::wire`] into `include/p4rcp_wire.h` by a test
@@ -24,7 +26,7 @@ pub use tcp::{p4rcp_tcp_flow_record, p4rcp_tcp_recv_record, p4rcp_tcp_sample_lin
 use crate::cc::CcSpec;
 use crate::transport::receiver::Receiver;
 use crate::transport::sender::{FlowParams, SenderFlow};
-use crate::transport::wire::{Packet, SIZE_UNKNOWN};
+use crate::transport::wire::{self, Packet, SIZE_UNKNOWN};
 use crate::transport::Tx;
 use crate::workload::arrivals;
 use std::cell::RefCell;
@@ -163,7 +165,7 @@ pub struct P4rcpFlowParams {
     pub dst: P4rcpAddr,
 }
 
-/// The datagrams of the last call on a handle.
+/// Datagrams a call left to send, in order.
 #[derive(Default)]
 pub struct P4rcpOutbox {
     bytes: Vec<u8>,
@@ -185,18 +187,34 @@ impl Tx for P4rcpOutbox {
     }
 }
 
-/// The datagrams in `outbox`.
+/// An empty outbox, which [`p4rcp_outbox_free`] frees.
+#[no_mangle]
+pub extern "C" fn p4rcp_outbox_new() -> *mut P4rcpOutbox {
+    Box::into_raw(Box::default())
+}
+
+/// Frees an outbox (null: nothing).
 ///
 /// # Safety
-/// `outbox` is null or comes from [`p4rcp_sender_outbox`] or
-/// [`p4rcp_receiver_outbox`] of a live handle.
+/// `outbox` is null or an outbox of [`p4rcp_outbox_new`] not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn p4rcp_outbox_free(outbox: *mut P4rcpOutbox) {
+    if !outbox.is_null() {
+        drop(Box::from_raw(outbox));
+    }
+}
+
+/// How many datagrams `outbox` holds.
+///
+/// # Safety
+/// `outbox` is null or a live outbox.
 #[no_mangle]
 pub unsafe extern "C" fn p4rcp_outbox_len(outbox: *const P4rcpOutbox) -> usize {
     outbox.as_ref().map_or(0, |o| o.items.len())
 }
 
 /// Datagram `i` of `outbox`; an empty datagram if `i` is out of range.
-/// Valid until the next call on the handle that owns the outbox.
+/// Valid until the outbox is next handed to a call.
 ///
 /// # Safety
 /// As [`p4rcp_outbox_len`].
@@ -219,6 +237,13 @@ pub unsafe extern "C" fn p4rcp_outbox_get(outbox: *const P4rcpOutbox, i: usize) 
 /// A handle's state; poisoned once a call on it panicked.
 trait Handle {
     fn poisoned(&mut self) -> &mut bool;
+}
+
+/// The outbox a call fills, emptied first.
+unsafe fn outbox<'a>(out: *mut P4rcpOutbox) -> Result<&'a mut P4rcpOutbox, Failure> {
+    let out = out.as_mut().ok_or_else(|| Failure::argument("null outbox"))?;
+    out.clear();
+    Ok(out)
 }
 
 /// Runs `f` on the handle behind `h`; a panic poisons it.
@@ -281,7 +306,6 @@ fn json_lines<T: serde::Serialize>(items: &[T], text: &mut String) {
 /// One flow's sender.
 pub struct P4rcpSender {
     flow: SenderFlow,
-    out: P4rcpOutbox,
     text: String,
     poisoned: bool,
 }
@@ -384,7 +408,6 @@ pub unsafe extern "C" fn p4rcp_sender_new(
             .ok_or_else(|| Failure::argument("no controller for this scheme"))?;
         let sender = P4rcpSender {
             flow: SenderFlow::new(params, controller, now, epoch_unix + now),
-            out: P4rcpOutbox::default(),
             text: String::new(),
             poisoned: false,
         };
@@ -404,38 +427,43 @@ pub unsafe extern "C" fn p4rcp_sender_free(h: *mut P4rcpSender) {
     }
 }
 
-/// Does what is due at `now`; the datagrams to send are then in
-/// [`p4rcp_sender_outbox`].
+/// Does what is due at `now`, leaving the datagrams to send in `out`.
 ///
 /// # Safety
-/// `h` is null or a live sender handle.
+/// `h` is null or a live sender handle; `out` is null or a live outbox.
 #[no_mangle]
-pub unsafe extern "C" fn p4rcp_sender_on_timer(h: *mut P4rcpSender, now: f64) -> i32 {
+pub unsafe extern "C" fn p4rcp_sender_on_timer(h: *mut P4rcpSender, now: f64, out: *mut P4rcpOutbox) -> i32 {
     with(h, |s| {
         finite_time(now)?;
-        s.out.clear();
-        s.flow.on_timer(now, &mut s.out);
+        s.flow.on_timer(now, outbox(out)?);
         Ok(())
     })
 }
 
 /// A datagram for this flow arrived at `now` (its flow id is the flow's:
-/// [`p4rcp_datagram_flow_id`]). `P4RCP_ERR_MALFORMED` if it is not a
-/// p4rcp datagram.
+/// [`p4rcp_datagram_flow_id`]), leaving the datagrams to send in `out`.
+/// `P4RCP_ERR_MALFORMED` if it is not a p4rcp datagram.
 ///
 /// # Safety
-/// `h` is null or a live sender handle; `data` holds `len` bytes.
+/// `h` is null or a live sender handle; `data` holds `len` bytes; `out` is
+/// null or a live outbox.
 #[no_mangle]
-pub unsafe extern "C" fn p4rcp_sender_on_datagram(h: *mut P4rcpSender, now: f64, data: *const u8, len: usize) -> i32 {
+pub unsafe extern "C" fn p4rcp_sender_on_datagram(
+    h: *mut P4rcpSender,
+    now: f64,
+    data: *const u8,
+    len: usize,
+    out: *mut P4rcpOutbox,
+) -> i32 {
     with(h, |s| {
         finite_time(now)?;
         let buf = bytes(data, len)?;
-        s.out.clear();
+        let out = outbox(out)?;
         let pkt = Packet::parse(buf).map_err(|e| Failure {
             code: P4RCP_ERR_MALFORMED,
             message: format!("malformed datagram: {e}"),
         })?;
-        s.flow.on_packet(&pkt, now, &mut s.out);
+        s.flow.on_packet(&pkt, now, out);
         Ok(())
     })
 }
@@ -448,7 +476,6 @@ pub unsafe extern "C" fn p4rcp_sender_on_datagram(h: *mut P4rcpSender, now: f64,
 #[no_mangle]
 pub unsafe extern "C" fn p4rcp_sender_interrupt(h: *mut P4rcpSender) -> i32 {
     with(h, |s| {
-        s.out.clear();
         s.flow.interrupt();
         Ok(())
     })
@@ -475,15 +502,6 @@ pub unsafe extern "C" fn p4rcp_sender_next_wake(h: *const P4rcpSender) -> f64 {
 #[no_mangle]
 pub unsafe extern "C" fn p4rcp_sender_is_done(h: *const P4rcpSender) -> bool {
     h.as_ref().is_none_or(|s| s.poisoned || s.flow.is_done())
-}
-
-/// The datagrams the last call on the sender produced.
-///
-/// # Safety
-/// `h` is null or a live sender handle.
-#[no_mangle]
-pub unsafe extern "C" fn p4rcp_sender_outbox(h: *const P4rcpSender) -> *const P4rcpOutbox {
-    h.as_ref().map_or(std::ptr::null(), |s| &s.out as *const P4rcpOutbox)
 }
 
 /// The flow's record as the hosts write it (one JSON object, no newline),
@@ -526,7 +544,6 @@ pub unsafe extern "C" fn p4rcp_sender_take_trace(h: *mut P4rcpSender, lines: *mu
 pub struct P4rcpReceiver {
     rx: Receiver,
     epoch_unix: f64,
-    out: P4rcpOutbox,
     text: String,
     poisoned: bool,
 }
@@ -566,7 +583,6 @@ pub unsafe extern "C" fn p4rcp_receiver_new(
         let receiver = P4rcpReceiver {
             rx: Receiver::new(idle_timeout_s, window),
             epoch_unix,
-            out: P4rcpOutbox::default(),
             text: String::new(),
             poisoned: false,
         };
@@ -586,12 +602,13 @@ pub unsafe extern "C" fn p4rcp_receiver_free(h: *mut P4rcpReceiver) {
     }
 }
 
-/// A datagram from `from` arrived at `now`; the answers are then in
-/// [`p4rcp_receiver_outbox`]. Malformed and unexpected datagrams are
-/// counted and dropped, as the hosts' receiver does.
+/// A datagram from `from` arrived at `now`, leaving the answers in `out`.
+/// Malformed and unexpected datagrams are counted and dropped, as the
+/// hosts' receiver does.
 ///
 /// # Safety
-/// `h` is null or a live receiver handle; `data` holds `len` bytes.
+/// `h` is null or a live receiver handle; `data` holds `len` bytes; `out` is
+/// null or a live outbox.
 #[no_mangle]
 pub unsafe extern "C" fn p4rcp_receiver_on_datagram(
     h: *mut P4rcpReceiver,
@@ -599,13 +616,13 @@ pub unsafe extern "C" fn p4rcp_receiver_on_datagram(
     data: *const u8,
     len: usize,
     from: P4rcpAddr,
+    out: *mut P4rcpOutbox,
 ) -> i32 {
     with(h, |r| {
         finite_time(now)?;
         let buf = bytes(data, len)?;
-        r.out.clear();
         let unix = r.epoch_unix + now;
-        r.rx.on_datagram(buf, from.socket_addr(), now, unix, &mut r.out);
+        r.rx.on_datagram(buf, from.socket_addr(), now, unix, outbox(out)?);
         Ok(())
     })
 }
@@ -618,7 +635,6 @@ pub unsafe extern "C" fn p4rcp_receiver_on_datagram(
 pub unsafe extern "C" fn p4rcp_receiver_on_timer(h: *mut P4rcpReceiver, now: f64) -> i32 {
     with(h, |r| {
         finite_time(now)?;
-        r.out.clear();
         r.rx.on_timer(now);
         Ok(())
     })
@@ -645,19 +661,9 @@ pub unsafe extern "C" fn p4rcp_receiver_next_wake(h: *const P4rcpReceiver) -> f6
 pub unsafe extern "C" fn p4rcp_receiver_close_all(h: *mut P4rcpReceiver, now: f64) -> i32 {
     with(h, |r| {
         finite_time(now)?;
-        r.out.clear();
         r.rx.close_all(now);
         Ok(())
     })
-}
-
-/// The datagrams the last call on the receiver produced.
-///
-/// # Safety
-/// `h` is null or a live receiver handle.
-#[no_mangle]
-pub unsafe extern "C" fn p4rcp_receiver_outbox(h: *const P4rcpReceiver) -> *const P4rcpOutbox {
-    h.as_ref().map_or(std::ptr::null(), |r| &r.out as *const P4rcpOutbox)
 }
 
 /// The records of the flows that ended since the last call, as the hosts
@@ -679,8 +685,9 @@ pub unsafe extern "C" fn p4rcp_receiver_take_records(h: *mut P4rcpReceiver, line
 
 // ------------------------------------------------------------------- misc
 
-/// The flow id of a p4rcp datagram, to find its flow's sender;
-/// `P4RCP_ERR_MALFORMED` (and the reason) if it is not one.
+/// The flow id of a p4rcp datagram, to find its flow's sender (read from
+/// its headers; the sender checks the rest); `P4RCP_ERR_MALFORMED` (and the
+/// reason) if its headers are not a p4rcp datagram's.
 ///
 /// # Safety
 /// `data` holds `len` bytes; `flow_id` points to writable memory.
@@ -690,11 +697,10 @@ pub unsafe extern "C" fn p4rcp_datagram_flow_id(data: *const u8, len: usize, flo
         if flow_id.is_null() {
             return Err(Failure::argument("null out"));
         }
-        let pkt = Packet::parse(bytes(data, len)?).map_err(|e| Failure {
+        *flow_id = wire::flow_id(bytes(data, len)?).map_err(|e| Failure {
             code: P4RCP_ERR_MALFORMED,
             message: format!("malformed datagram: {e}"),
         })?;
-        *flow_id = pkt.common.flow_id;
         Ok(())
     })
 }

@@ -87,6 +87,7 @@ fn run(flows: &[(&str, u64)], path: &Path) -> (Vec<Value>, Vec<Value>, Vec<Value
         .collect();
     let mut senders: Vec<*mut P4rcpSender> = Vec::new();
     let mut rx: *mut P4rcpReceiver = std::ptr::null_mut();
+    let ob = p4rcp_outbox_new();
     // SAFETY: every pointer below comes from the library and is freed once, at the end.
     unsafe {
         assert_eq!(p4rcp_receiver_new(60.0, 16 << 20, EPOCH, &mut rx), P4RCP_OK);
@@ -111,8 +112,8 @@ fn run(flows: &[(&str, u64)], path: &Path) -> (Vec<Value>, Vec<Value>, Vec<Value
             // what is due now
             for (k, s) in senders.iter().enumerate() {
                 if p4rcp_sender_next_wake(*s) <= now {
-                    assert_eq!(p4rcp_sender_on_timer(*s, now), P4RCP_OK, "{}", last_error());
-                    out.extend(drain(p4rcp_sender_outbox(*s)).into_iter().map(|(d, a)| {
+                    assert_eq!(p4rcp_sender_on_timer(*s, now, ob), P4RCP_OK, "{}", last_error());
+                    out.extend(drain(ob).into_iter().map(|(d, a)| {
                         assert_eq!(a, RECEIVER);
                         let _ = k;
                         (To::Receiver, d, now)
@@ -130,10 +131,10 @@ fn run(flows: &[(&str, u64)], path: &Path) -> (Vec<Value>, Vec<Value>, Vec<Value
                 match to {
                     To::Receiver => {
                         assert_eq!(
-                            p4rcp_receiver_on_datagram(rx, now, data.as_ptr(), data.len(), SENDER),
+                            p4rcp_receiver_on_datagram(rx, now, data.as_ptr(), data.len(), SENDER, ob),
                             P4RCP_OK
                         );
-                        for (d, a) in drain(p4rcp_receiver_outbox(rx)) {
+                        for (d, a) in drain(ob) {
                             assert_eq!(a, SENDER);
                             let mut id = 0;
                             assert_eq!(p4rcp_datagram_flow_id(d.as_ptr(), d.len(), &mut id), P4RCP_OK);
@@ -142,12 +143,11 @@ fn run(flows: &[(&str, u64)], path: &Path) -> (Vec<Value>, Vec<Value>, Vec<Value
                     }
                     To::Sender(k) => {
                         let s = senders[k];
-                        assert_eq!(p4rcp_sender_on_datagram(s, now, data.as_ptr(), data.len()), P4RCP_OK);
-                        out.extend(
-                            drain(p4rcp_sender_outbox(s))
-                                .into_iter()
-                                .map(|(d, _)| (To::Receiver, d, now)),
+                        assert_eq!(
+                            p4rcp_sender_on_datagram(s, now, data.as_ptr(), data.len(), ob),
+                            P4RCP_OK
                         );
+                        out.extend(drain(ob).into_iter().map(|(d, _)| (To::Receiver, d, now)));
                     }
                 }
             }
@@ -209,6 +209,7 @@ fn run(flows: &[(&str, u64)], path: &Path) -> (Vec<Value>, Vec<Value>, Vec<Value
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}")))
             .collect();
         p4rcp_receiver_free(rx);
+        p4rcp_outbox_free(ob);
         (records, received, traces)
     }
 }
@@ -350,10 +351,12 @@ fn bad_arguments_are_refused_with_their_reason() {
             p4rcp_sender_new(std::ptr::null(), 0.0, EPOCH, &mut s),
             P4RCP_ERR_ARGUMENT
         );
-        assert_eq!(p4rcp_sender_on_timer(std::ptr::null_mut(), 0.0), P4RCP_ERR_ARGUMENT);
+        let ob = p4rcp_outbox_new();
+        assert_eq!(p4rcp_sender_on_timer(std::ptr::null_mut(), 0.0, ob), P4RCP_ERR_ARGUMENT);
         assert_eq!(last_error(), "null handle");
         assert!(p4rcp_sender_is_done(std::ptr::null()));
-        assert_eq!(p4rcp_outbox_len(p4rcp_sender_outbox(std::ptr::null())), 0);
+        assert_eq!(p4rcp_outbox_len(std::ptr::null()), 0);
+        assert!(p4rcp_outbox_get(ob, 0).data.is_null());
         let mut rx = std::ptr::null_mut();
         assert_eq!(p4rcp_receiver_new(0.0, 1, EPOCH, &mut rx), P4RCP_ERR_ARGUMENT);
         assert!(last_error().contains("idle_timeout_s"));
@@ -362,13 +365,15 @@ fn bad_arguments_are_refused_with_their_reason() {
         let p = params(&good, 7, 1000);
         assert_eq!(p4rcp_sender_new(&p, 0.0, EPOCH, &mut s), P4RCP_OK);
         assert_eq!(
-            p4rcp_sender_on_datagram(s, 0.1, [1u8, 2, 3].as_ptr(), 3),
+            p4rcp_sender_on_datagram(s, 0.1, [1u8, 2, 3].as_ptr(), 3, ob),
             P4RCP_ERR_MALFORMED
         );
         assert_eq!(last_error(), "malformed datagram: too_short");
-        assert_eq!(p4rcp_sender_on_timer(s, f64::NAN), P4RCP_ERR_ARGUMENT);
-        assert_eq!(p4rcp_sender_on_timer(s, 0.0), P4RCP_OK);
-        let syn = drain(p4rcp_sender_outbox(s));
+        assert_eq!(p4rcp_sender_on_timer(s, f64::NAN, ob), P4RCP_ERR_ARGUMENT);
+        assert_eq!(p4rcp_sender_on_timer(s, 0.0, std::ptr::null_mut()), P4RCP_ERR_ARGUMENT);
+        assert_eq!(last_error(), "null outbox");
+        assert_eq!(p4rcp_sender_on_timer(s, 0.0, ob), P4RCP_OK);
+        let syn = drain(ob);
         assert_eq!(syn.len(), 1);
         let mut id = 0;
         assert_eq!(
@@ -393,6 +398,7 @@ fn bad_arguments_are_refused_with_their_reason() {
             (Some(false), Some("interrupted"))
         );
         p4rcp_sender_free(s);
+        p4rcp_outbox_free(ob);
     }
 }
 

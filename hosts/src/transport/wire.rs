@@ -367,6 +367,17 @@ fn exact(buf: &[u8], n: usize) -> Result<(), ParseError> {
     }
 }
 
+/// The flow a datagram belongs to, from its headers alone (the RCP header
+/// and the common host bytes; [`Packet::parse`] checks the rest), so that a
+/// host finds the flow before the flow parses the datagram.
+pub fn flow_id(buf: &[u8]) -> Result<u32, ParseError> {
+    RcpHeader::parse(buf)?;
+    if buf.len() < BODY_OFFSET {
+        return Err(ParseError::Truncated);
+    }
+    Ok(be32(buf, FLOW_ID_OFFSET))
+}
+
 impl<'a> Packet<'a> {
     /// Parse a UDP payload. Never panics, whatever the input.
     pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>, ParseError> {
@@ -724,6 +735,15 @@ mod tests {
         // end = start = 10
         ae[BODY_OFFSET + 16 + 8..BODY_OFFSET + 16 + 16].copy_from_slice(&10u64.to_be_bytes());
         assert_eq!(Packet::parse(&ae), Err(ParseError::BadField));
+    }
+
+    #[test]
+    fn a_flow_id_is_read_from_the_headers() {
+        for (bytes, p) in samples() {
+            assert_eq!(flow_id(&bytes), Ok(p.common.flow_id));
+        }
+        assert_eq!(flow_id(&[0x10; 27]), Err(ParseError::Truncated));
+        assert_eq!(flow_id(&[0x20; 28]), Err(ParseError::BadVersion));
     }
 
     #[test]

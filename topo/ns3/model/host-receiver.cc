@@ -50,7 +50,9 @@ HostReceiver::HostReceiver()
     : m_port(P4RCP_UDP_PORT),
       m_window(16u << 20),
       m_idleTimeout(60.0),
-      m_epoch(0)
+      m_epoch(0),
+      m_outbox(p4rcp_outbox_new()),
+      m_buffer(MAX_DATAGRAM)
 {
 }
 
@@ -90,16 +92,16 @@ HostReceiver::Receive(Ptr<Socket> socket)
     Address from;
     while ((p = socket->RecvFrom(from)))
     {
-        m_buffer.resize(p->GetSize());
-        p->CopyData(m_buffer.data(), m_buffer.size());
+        uint32_t size = p->CopyData(m_buffer.data(), m_buffer.size());
         InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
         Require(p4rcp_receiver_on_datagram(m_receiver.get(),
-                                         Simulator::Now().GetSeconds(),
-                                         m_buffer.data(),
-                                         m_buffer.size(),
-                                         ToAddr(peer.GetIpv4(), peer.GetPort())),
-              "the receiver's datagram");
-        SendAll(p4rcp_receiver_outbox(m_receiver.get()), m_socket);
+                                           Simulator::Now().GetSeconds(),
+                                           m_buffer.data(),
+                                           size,
+                                           ToAddr(peer.GetIpv4(), peer.GetPort()),
+                                           m_outbox.get()),
+                "the receiver's datagram");
+        SendAll(m_outbox.get(), m_socket);
     }
     After();
 }

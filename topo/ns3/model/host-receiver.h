@@ -40,10 +40,11 @@ class HostReceiver : public ns3::Application
     double m_idleTimeout;
     double m_epoch;
     ReceiverHandle m_receiver;
+    OutboxHandle m_outbox;
     ns3::Ptr<ns3::Socket> m_socket;
     ns3::EventId m_wake;
     double m_wakeAt = INFINITY;
-    std::vector<uint8_t> m_buffer;
+    std::vector<uint8_t> m_buffer; // a received datagram, for the library
 };
 
 } // namespace p4rcp

@@ -42,7 +42,9 @@ HostSender::GetTypeId()
 
 HostSender::HostSender()
     : m_remotePort(P4RCP_UDP_PORT),
-      m_epoch(0)
+      m_epoch(0),
+      m_outbox(p4rcp_outbox_new()),
+      m_buffer(MAX_DATAGRAM)
 {
 }
 
@@ -120,8 +122,8 @@ HostSender::Wake(uint32_t flowId)
     }
     Entry& e = it->second;
     e.wakeAt = INFINITY;
-    Require(p4rcp_sender_on_timer(e.flow.get(), Simulator::Now().GetSeconds()), "a sender's timer");
-    SendAll(p4rcp_sender_outbox(e.flow.get()), m_socket, e.params.dscp);
+    Require(p4rcp_sender_on_timer(e.flow.get(), Simulator::Now().GetSeconds(), m_outbox.get()), "a sender's timer");
+    SendAll(m_outbox.get(), m_socket, e.params.dscp);
     After(flowId);
 }
 
@@ -170,10 +172,9 @@ HostSender::Receive(Ptr<Socket> socket)
     Ptr<Packet> p;
     while ((p = socket->Recv()))
     {
-        m_buffer.resize(p->GetSize());
-        p->CopyData(m_buffer.data(), m_buffer.size());
+        uint32_t size = p->CopyData(m_buffer.data(), m_buffer.size());
         uint32_t flowId;
-        if (p4rcp_datagram_flow_id(m_buffer.data(), m_buffer.size(), &flowId) != P4RCP_OK)
+        if (p4rcp_datagram_flow_id(m_buffer.data(), size, &flowId) != P4RCP_OK)
         {
             m_malformed += 1;
             continue;
@@ -185,9 +186,9 @@ HostSender::Receive(Ptr<Socket> socket)
             continue;
         }
         p4rcp_sender* flow = it->second.flow.get();
-        Require(p4rcp_sender_on_datagram(flow, Simulator::Now().GetSeconds(), m_buffer.data(), m_buffer.size()),
-              "a sender's datagram");
-        SendAll(p4rcp_sender_outbox(flow), m_socket, it->second.params.dscp);
+        Require(p4rcp_sender_on_datagram(flow, Simulator::Now().GetSeconds(), m_buffer.data(), size, m_outbox.get()),
+                "a sender's datagram");
+        SendAll(m_outbox.get(), m_socket, it->second.params.dscp);
         After(flowId);
     }
 }

@@ -62,7 +62,9 @@ class HostSender : public ns3::Application
     std::map<uint32_t, Entry> m_flows; // flows not done, started or not
     std::string m_records;
     std::string m_trace;
-    std::vector<uint8_t> m_buffer;
+    OutboxHandle m_outbox;         // every flow's datagrams, sent as soon as a call left them
+    std::vector<uint8_t> m_buffer; // a received datagram, for the library
+
     uint64_t m_malformed = 0;
     uint64_t m_unknownFlow = 0;
 };

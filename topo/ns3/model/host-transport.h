@@ -34,8 +34,17 @@ struct ReceiverFree
     void operator()(p4rcp_receiver* r) const { p4rcp_receiver_free(r); }
 };
 
+struct OutboxFree
+{
+    void operator()(p4rcp_outbox* o) const { p4rcp_outbox_free(o); }
+};
+
 using SenderHandle = std::unique_ptr<p4rcp_sender, SenderFree>;
 using ReceiverHandle = std::unique_ptr<p4rcp_receiver, ReceiverFree>;
+using OutboxHandle = std::unique_ptr<p4rcp_outbox, OutboxFree>;
+
+// The largest UDP payload: what a datagram from a socket may hold.
+constexpr size_t MAX_DATAGRAM = 65507;
 
 inline p4rcp_addr
 ToAddr(ns3::Ipv4Address ip, uint16_t port)
