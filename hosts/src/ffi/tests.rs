@@ -512,3 +512,50 @@ fn traffic_seeds_are_the_generators() {
     assert_eq!(p4rcp_traffic_flow_seed(1, 0), arrivals::flow_seed(1, 0));
     assert_ne!(p4rcp_traffic_flow_seed(1, 0), p4rcp_traffic_flow_seed(1, 1));
 }
+
+/// Each `extern "C"` function of `text` (Rust or C) with its number of
+/// parameters.
+fn functions(text: &str, rust: bool) -> BTreeMap<String, usize> {
+    let flat: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut found = BTreeMap::new();
+    let mut rest = flat.as_str();
+    while let Some(at) = rest.find("p4rcp_") {
+        let tail = &rest[at..];
+        let name: String = tail.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        rest = &tail[name.len()..];
+        let declared = if rust {
+            flat[..flat.len() - tail.len()].trim_end().ends_with("fn")
+        } else {
+            rest.starts_with('(') && !flat[..flat.len() - tail.len()].trim_end().ends_with(['=', '(', ','])
+        };
+        if declared && rest.starts_with('(') {
+            let args = &rest[1..rest.find(')').unwrap_or(1)];
+            let n = args
+                .split(',')
+                .filter(|a| !a.trim().is_empty() && a.trim() != "void")
+                .count();
+            found.insert(name, n);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_c_header_declares_every_function_with_its_parameters() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    let rust: BTreeMap<String, usize> = [
+        functions(&read("src/ffi/mod.rs"), true),
+        functions(&read("src/ffi/tcp.rs"), true),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let header = functions(&read("include/p4rcp_host.h"), false);
+    assert!(rust.len() >= 20, "{rust:?}");
+    assert_eq!(header, rust);
+}
