@@ -512,9 +512,16 @@ impl<'a> Packet<'a> {
     }
 }
 
-/// Write the header of a DATA packet into `out` (cleared first); the caller
-/// appends the payload. Same bytes as [`Packet::encode`] with `Body::Data`.
-pub fn encode_data_header(rcp: &RcpHeader, common: &Common, offset: u64, out: &mut Vec<u8>) {
+/// Write a DATA packet of `len` payload bytes into `out` (cleared first) and
+/// return its payload for the caller to fill in place. Same bytes as
+/// [`Packet::encode`] with `Body::Data` once filled.
+pub fn encode_data<'a>(
+    rcp: &RcpHeader,
+    common: &Common,
+    offset: u64,
+    len: usize,
+    out: &'a mut Vec<u8>,
+) -> &'a mut [u8] {
     out.clear();
     let mut rcp = *rcp;
     rcp.ptype = PktType::Data;
@@ -523,6 +530,8 @@ pub fn encode_data_header(rcp: &RcpHeader, common: &Common, offset: u64, out: &m
     out.extend_from_slice(&common.pkt_seq.to_be_bytes());
     out.extend_from_slice(&common.ts_us.to_be_bytes());
     out.extend_from_slice(&offset.to_be_bytes());
+    out.resize(DATA_HEADER_LEN + len, 0);
+    &mut out[DATA_HEADER_LEN..]
 }
 
 /// Bytes of the Ethernet frame carrying a UDP payload of `udp_payload` bytes
@@ -638,7 +647,7 @@ mod tests {
     }
 
     #[test]
-    fn data_header_helper_matches_encode() {
+    fn data_helper_matches_encode() {
         let c = Common {
             flow_id: 1,
             pkt_seq: 2,
@@ -655,8 +664,7 @@ mod tests {
         let mut a = Vec::new();
         p.encode(&mut a);
         let mut b = Vec::new();
-        encode_data_header(&p.rcp, &c, 9, &mut b);
-        b.extend_from_slice(&[7, 7]);
+        encode_data(&p.rcp, &c, 9, 2, &mut b).copy_from_slice(&[7, 7]);
         assert_eq!(a, b);
         assert_eq!(a.len(), DATA_HEADER_LEN + 2);
     }
@@ -678,12 +686,11 @@ mod tests {
         assert_eq!(Packet::parse(&h), Err(ParseError::Truncated));
         // empty DATA payload
         let mut d = Vec::new();
-        encode_data_header(&rcp(0, 0, 0), &Common::default(), 0, &mut d);
+        encode_data(&rcp(0, 0, 0), &Common::default(), 0, 0, &mut d);
         assert_eq!(Packet::parse(&d), Err(ParseError::BadField));
         // DATA whose offset + len overflows
         let mut d = Vec::new();
-        encode_data_header(&rcp(0, 0, 0), &Common::default(), u64::MAX, &mut d);
-        d.push(1);
+        encode_data(&rcp(0, 0, 0), &Common::default(), u64::MAX, 1, &mut d);
         assert_eq!(Packet::parse(&d), Err(ParseError::BadField));
         // SYN with mss 0
         let p = Packet {
