@@ -128,8 +128,7 @@ def run_job(job: Job) -> dict:
 
 class Run:
     def __init__(self, ns, p4rcp, job: Job):
-        import cppyy
-        self.ns, self.p4rcp, self.cppyy, self.job = ns, p4rcp, cppyy, job
+        self.ns, self.p4rcp, self.job = ns, p4rcp, job
         self.exp, self.topology = job.exp, job.variant.topology
         self.scheme = job.exp.scheme(job.scheme)
         self.out = RunDir(job.root)
@@ -282,7 +281,7 @@ class Run:
             p.timeout = POISSON_TIMEOUT_S
         # The hosts seed a long flow's controller with its id, a traffic generator's flow from its seed and index.
         p.seed = (flow.flow_id if flow.generator_seed is None
-                  else int(self.cppyy.gbl.p4rcp_traffic_flow_seed(flow.generator_seed, flow.index)))
+                  else int(self.p4rcp.TrafficFlowSeed(flow.generator_seed, flow.index)))
         p.mss = t.mss_bytes
         # A flow asks for the hosts' default (1 Gb/s), or what its NIC can send where that is more (the papers'
         # links are faster).

@@ -4,7 +4,7 @@
 #ifndef P4RCP_FLOW_PARAMS_H
 #define P4RCP_FLOW_PARAMS_H
 
-#include "p4rcp_wire.h"
+#include "p4rcp_host.h"
 
 #include <cstdint>
 #include <string>
@@ -28,6 +28,14 @@ struct FlowParams
     uint8_t dscp = 0;
     uint64_t seed = 0;                   // the controller's randomness (the hosts' transport)
 };
+
+// The controller seed of flow `index` of a traffic generator whose --seed is `seed`, as the hosts seed it
+// (a long flow's seed is its flow id).
+inline uint64_t
+TrafficFlowSeed(uint64_t seed, uint64_t index)
+{
+    return p4rcp_traffic_flow_seed(seed, index);
+}
 
 } // namespace p4rcp
 
