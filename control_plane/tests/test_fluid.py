@@ -150,5 +150,5 @@ def test_the_command_line_runs_a_preset_and_its_own_options_over_it(capsys):
 
 def test_an_unknown_preset_is_a_usage_error_naming_the_known_ones(capsys):
     with pytest.raises(SystemExit) as stop:
-        main(["--preset", "rcp-ff"])
-    assert stop.value.code == 2 and "no preset 'rcp-ff'; the presets: rcp," in capsys.readouterr().err
+        main(["--preset", "rcp-fast"])
+    assert stop.value.code == 2 and "no preset 'rcp-fast'; the presets: rcp," in capsys.readouterr().err

@@ -27,7 +27,7 @@ def test_a_preset_with_params_on_top():
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--preset", "rcp-ff"], "no preset 'rcp-ff'; the presets: rcp, rcp-plain"),
+    (["--preset", "rcp-fast"], "no preset 'rcp-fast'; the presets: rcp, rcp-plain"),
     (["--preset", "reno-iw2"], "preset 'reno-iw2' sets the hosts' congestion control (tcp:reno), not the routers"),
     (["--param", "alhpa=0.2"], "no RCP parameter 'alhpa'; did you mean 'alpha'?"),
     (["--param", "alpha=high"], "--param alpha takes a number, got 'high'"),

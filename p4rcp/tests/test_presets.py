@@ -58,8 +58,8 @@ def test_params_takes_settings_under_the_preset_and_overrides_over_it():
 
 
 def test_unknown_names_and_tcp_presets_for_routers_are_refused_naming_the_known_ones():
-    with pytest.raises(UnknownPreset, match="no preset 'rcp-ff'; the presets: rcp, rcp-plain, rcp-papers"):
-        preset("rcp-ff")
+    with pytest.raises(UnknownPreset, match="no preset 'rcp-fast'; the presets: rcp, rcp-plain, rcp-papers"):
+        preset("rcp-fast")
     with pytest.raises(UnknownPreset, match=r"sets the hosts' congestion control \(tcp:reno\).*rcp-police"):
         router_preset("reno-iw2")
     assert router_preset("rcp-ns2") is PRESETS["rcp-ns2"]

@@ -129,10 +129,10 @@ def test_an_experiment_may_not_redefine_a_preset_but_its_recorded_copy_says_what
 
 def test_an_unknown_scheme_is_refused_naming_the_presets(tmp_path):
     path = tmp_path / "retired.toml"
-    path.write_text(EXPERIMENT.format(schemes='"rcp", "rcp-ff"', tables=""))
-    with pytest.raises(ExperimentError, match="unknown scheme 'rcp-ff': not a \\[scheme.NAME\\] table, a preset "
+    path.write_text(EXPERIMENT.format(schemes='"rcp", "rcp-fast"', tables=""))
+    with pytest.raises(ExperimentError, match="unknown scheme 'rcp-fast': not a \\[scheme.NAME\\] table, a preset "
                                               "\\(rcp, rcp-plain, rcp-papers, rcp-ns2, rcp-police, reno-iw2\\) or a "
-                                              "scheme of the hosts: .*unknown --cc 'rcp-ff'"):
+                                              "scheme of the hosts: .*unknown --cc 'rcp-fast'"):
         check_with_hosts(load_experiment(path))
 
 
