@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 
+from p4rcp.presets import describe_routers
 from topo.experiment import Experiment
 from topo.ns3 import build
 from topo.ns3.engine import ENGINE, Job, refusal, run_job, tcp_algorithm, tcp_ccs
@@ -87,15 +88,15 @@ def describe(exp: Experiment, scheme_name: str, router: RouterOptions) -> str:
     tcp = (f"ns-3's TCP ({algorithm}), initial window {scheme.initcwnd or 10} segments, SACK and timestamps, "
            f"Linux's minimum RTO (200 ms) and send-buffer growth")
     if scheme.is_tcp:
-        return tcp
-    senders = f"{scheme.cc} senders (the Rust hosts' transport, linked into ns-3)"
-    if algorithm:
-        senders += f", and {', '.join(sorted(tcp_ccs(exp, scheme)))} flows with {tcp}"
-    if scheme.cc != "rcp":
-        return senders
-    p = exp.rcp_params(scheme)
-    return (f"{senders}; routers alpha {p.alpha:g}, beta {p.beta:g}, gamma {p.gamma:g}, q0 {p.q0_bytes / 1000:g} kB, "
-            f"T = min({p.T_max_s * 1000:g} ms, d0); RTT samples at {router.rtt_samples}, queue {router.queue_sample}")
+        ran = tcp
+    else:
+        ran = f"{scheme.cc} senders (the Rust hosts' transport, linked into ns-3)"
+        if algorithm:
+            ran += f", and {', '.join(sorted(tcp_ccs(exp, scheme)))} flows with {tcp}"
+        if scheme.cc == "rcp":
+            ran += (f"; {describe_routers(exp.rcp_params(scheme))}; RTT samples at {router.rtt_samples}, queue "
+                    f"{router.queue_sample}")
+    return f"preset {scheme.preset}: {ran}" if scheme.preset else ran
 
 
 def run_experiment(exp: Experiment, results: Path, options: dict[str, str], progress) -> Path:
