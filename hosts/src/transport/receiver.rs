@@ -1,8 +1,10 @@
-//! The receiving side: one state per (sender address, flow id). Data is
-//! reassembled and handed to the "application" strictly in order, exactly
-//! once; the application checks every byte against the flow's pattern.
-//! Every DATA packet is acknowledged (duplicates too), echoing the rate the
-//! routers stamped into it.
+//! The receiving side: one state per (sender address, flow id). The
+//! "application" checks every byte against the flow's pattern once, when it
+//! first arrives (its verdict does not depend on the order), and the
+//! receiver keeps which bytes it holds above the cumulative ack as ranges,
+//! not copies: the cumulative ack advances over them once the hole below is
+//! filled. Every DATA packet is acknowledged (duplicates too), echoing the
+//! rate the routers stamped into it.
 //!
 //! Like the sender, this is pure logic: time and a [`Tx`] come from the caller.
 
@@ -33,12 +35,9 @@ struct RecvFlow {
     created: f64,
     created_unix: f64,
     last_active: f64,
-    /// Everything below `cum` was delivered to the application.
+    /// Every byte below `cum` arrived.
     cum: u64,
-    /// Out-of-order data, disjoint pieces keyed by offset.
-    ooo: BTreeMap<u64, Vec<u8>>,
-    ooo_bytes: u64,
-    /// Which bytes above `cum` are buffered.
+    /// Which bytes above `cum` arrived (each checked when it did).
     have: RangeSet,
     verified: bool,
     data_pkts: u64,
@@ -49,12 +48,11 @@ struct RecvFlow {
 }
 
 impl RecvFlow {
-    /// The application reads `data` at `self.cum` (in order).
-    fn deliver(&mut self, data: &[u8]) {
-        if !pattern::check(self.flow_id, self.cum, data) {
+    /// The application checks `data`, the flow's bytes from `offset` on.
+    fn check(&mut self, offset: u64, data: &[u8]) {
+        if !pattern::check(self.flow_id, offset, data) {
             self.verified = false;
         }
-        self.cum += data.len() as u64;
     }
 
     /// Accept DATA `[off, off + payload.len())` within `window` bytes of
@@ -64,25 +62,21 @@ impl RecvFlow {
         if end <= self.cum {
             return false;
         }
-        if off == self.cum && self.ooo.is_empty() {
-            self.deliver(payload); // in-order fast path
+        if off == self.cum && self.have.is_empty() {
+            self.check(off, payload); // in-order fast path
+            self.cum = end;
             return true;
         }
         let from = off.max(self.cum);
-        // Data entirely beyond the window leaves nothing to buffer (from >= to).
+        // Data entirely beyond the window leaves nothing to accept (from >= to).
         let to = end.min(self.cum + window as u64).max(from);
         let mut new = false;
         for (s, e) in self.have.missing(from, to) {
-            let piece = payload[(s - off) as usize..(e - off) as usize].to_vec();
-            self.ooo_bytes += piece.len() as u64;
-            self.ooo.insert(s, piece);
+            self.check(s, &payload[(s - off) as usize..(e - off) as usize]);
             self.have.insert(s, e);
             new = true;
         }
-        while let Some(piece) = self.ooo.remove(&self.cum) {
-            self.ooo_bytes -= piece.len() as u64;
-            self.deliver(&piece);
-        }
+        self.cum = self.have.run_end(self.cum);
         self.have.trim_below(self.cum);
         new
     }
@@ -238,8 +232,6 @@ impl Receiver {
                         created_unix: now_unix,
                         last_active: now,
                         cum: 0,
-                        ooo: BTreeMap::new(),
-                        ooo_bytes: 0,
                         have: RangeSet::new(),
                         verified: true,
                         data_pkts: 0,
@@ -356,8 +348,8 @@ impl Receiver {
     }
 
     #[cfg(test)]
-    pub fn buffered_bytes(&self) -> u64 {
-        self.flows.values().map(|f| f.ooo_bytes).sum()
+    pub fn held_bytes(&self) -> u64 {
+        self.flows.values().map(|f| f.have.total_bytes()).sum()
     }
 }
 
@@ -444,11 +436,11 @@ mod tests {
         assert_eq!(last_ack(&tx), (0, vec![(2000, 3000)], 7_000));
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx).0, 1000);
-        assert_eq!(rx.buffered_bytes(), 1000);
+        assert_eq!(rx.held_bytes(), 1000);
         // an overlapping retransmission fills the hole
         rx.on_datagram(&data(800, 1200), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx), (3000, vec![], 7_000));
-        assert_eq!(rx.buffered_bytes(), 0);
+        assert_eq!(rx.held_bytes(), 0);
         // a duplicate is acknowledged and counted
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx).0, 3000);
@@ -578,14 +570,29 @@ mod tests {
     }
 
     #[test]
-    fn data_beyond_the_window_is_not_buffered() {
+    fn data_beyond_the_window_is_not_held() {
         let mut rx = Receiver::new(60.0, 2000);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 10_000);
         rx.on_datagram(&data(1000, 1000), peer(), 0.1, 0.0, &mut tx);
         rx.on_datagram(&data(3000, 1000), peer(), 0.1, 0.0, &mut tx); // beyond cum + 2000
         assert_eq!(last_ack(&tx), (0, vec![(1000, 2000)], 7_000));
-        assert_eq!(rx.buffered_bytes(), 1000);
+        assert_eq!(rx.held_bytes(), 1000);
+    }
+
+    #[test]
+    fn corrupt_content_out_of_order_is_reported() {
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
+        let mut tx = Outbox::default();
+        open(&mut rx, &mut tx, 2000);
+        let mut late = data(1000, 1000);
+        let n = late.len();
+        late[n - 1] ^= 0xff;
+        rx.on_datagram(&late, peer(), 0.1, 0.0, &mut tx); // held above the hole, checked now
+        rx.on_datagram(&data(0, 1000), peer(), 0.2, 0.0, &mut tx);
+        assert_eq!(last_ack(&tx).0, 2000);
+        rx.on_datagram(&pkt(Body::Fin { final_size: 2000 }, 1), peer(), 0.3, 0.0, &mut tx);
+        assert_eq!(rx.take_records()[0].verified, Some(false));
     }
 
     #[test]
