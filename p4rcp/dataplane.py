@@ -13,19 +13,27 @@ COUNTER_RTT_COUNT = "rcp_rtt_count"      # packets that carried a valid RTT samp
 COUNTER_POLICED = "rcp_policed"          # packets and bytes to port p that policing dropped (counted in rcp_input too)
 REG_RTT_SUM = "rcp_rtt_sum"              # sum of those samples, us
 REG_QUEUE_DEPTH = "rcp_queue_depth"      # the queue the last packet to leave p left behind (QUEUE_UNIT_BYTES)
-# The flow-count feedforward (docs/control_plane.md, "Sudden load"): flows arriving (SYNs, a register the
-# data plane also reads to number the SYNs of an interval) and leaving (DATA flagged LAST) per port.
-REG_ARRIVALS = "rcp_arrivals"
-COUNTER_DEPARTURES = "rcp_departures"
-RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED, COUNTER_DEPARTURES)
-RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH, REG_ARRIVALS)
-ARRIVALS_BITS = 32
-# Written each interval: rcp_arrivals_base[p] (the arrivals at its start) and rcp_syn_rate[syn_cell(p, k)],
-# the stamp of the k-th SYN of the interval (RATE_NONE: no cap).
+# The feedforward (docs/design.md, "The feedforward"), per port. Read each interval: the SYNs of long flows
+# (a register the data plane also reads to rank them), and the committed sizes: min(size, P) added per SYN
+# and per DATA flagged ENDING. Written each interval: the long-SYN count the interval starts from, the stamp
+# of its k-th long SYN rcp_syn_rate[syn_cell(p, k)], the short SYNs' stamp, P and the long threshold
+# (RATE_NONE: no cap).
+REG_LONG_ARRIVALS = "rcp_long_arrivals"
+REG_COMMITTED_ARRIVALS = "rcp_committed_arrivals"
+REG_COMMITTED_DEPARTURES = "rcp_committed_departures"
+RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED)
+RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH, REG_LONG_ARRIVALS, REG_COMMITTED_ARRIVALS,
+                      REG_COMMITTED_DEPARTURES)
+ARRIVALS_BITS = 32         # the three registers above
 REG_ARRIVALS_BASE = "rcp_arrivals_base"
 REG_SYN_RATE = "rcp_syn_rate"
+REG_SHORT_RATE = "rcp_short_rate"
+REG_GRANT_PACKETS = "rcp_grant_packets"
+REG_LONG_PACKETS = "rcp_long_packets"
 SYN_RATE_BITS = 3
 SYN_RATES = 1 << SYN_RATE_BITS
+SIZE_BITS = 16             # the RCP header's size field, and P and the long threshold
+SIZE_MAX_PACKETS = (1 << SIZE_BITS) - 1
 COUNTER_BITS = 64          # counter externs: 64-bit on bmv2 and in P4Runtime's CounterData
 RTT_SUM_BITS = 32          # the RTT-sum register on every target; deltas are taken modulo 2^32
 NUM_PORTS = 512
