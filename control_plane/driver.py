@@ -54,6 +54,13 @@ class SynGrants:
     grant_packets: int
     long_packets: int
 
+    def cells(self, port: int) -> list[tuple[str, int, int]]:
+        """The register cells (register, index, value) that hold these grants for `port`."""
+        return ([(dp.REG_ARRIVALS_BASE, port, self.base)]
+                + [(dp.REG_SYN_RATE, dp.syn_cell(port, k), kbps) for k, kbps in enumerate(self.long_kbps, start=1)]
+                + [(dp.REG_SHORT_RATE, port, self.short_kbps), (dp.REG_GRANT_PACKETS, port, self.grant_packets),
+                   (dp.REG_LONG_PACKETS, port, self.long_packets)])
+
     @classmethod
     def none(cls) -> "SynGrants":
         """No cap on any SYN, and every flow counted as a whole flow of the largest size."""
