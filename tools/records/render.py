@@ -120,10 +120,12 @@ def reproducing(claims: dict, records: dict[str, Record]) -> str:
            "`summary.md` gives it. \"Not yet recorded\": no record holds this claim's experiment yet; run its",
            "command, then record it (`docs/experiments.md`, \"Recording a result\").", ""]
     papers = claims["papers"]
+    numbered = 0
     for key, paper in papers.items():
-        mine = [(i, r) for i, r in enumerate(rows, 1) if r.claim["paper"] == key]
+        mine = [(numbered + i, r) for i, r in enumerate((r for r in rows if r.claim["paper"] == key), 1)]
         if not mine:
             continue
+        numbered += len(mine)
         out += [f"## {paper['short']}", "", paper["cite"], "",
                 "| # | paper's figure or claim | paper | p4rcp | verdict | experiment (engine), record |",
                 "|---|---|---|---|---|---|"]
@@ -153,16 +155,14 @@ def reproducing(claims: dict, records: dict[str, Record]) -> str:
 # --- generated blocks of the other documents ----------------------------------------------------------------
 
 def block_headline(claims: dict, records: dict[str, Record]) -> str:
+    """The README's headline: the claims marked headline, one table row each."""
     rows = [r for r in evaluate(claims, records) if r.claim.get("headline")]
     head = claims["headline"]
-    lines = []
+    lines = ["| the papers' result | p4rcp | the paper | verdict, record |", "|---|---|---|---|"]
     for r in rows:
         c = r.claim
-        if r.record is None:
-            lines.append(f"- {c['claim']} ({claims['papers'][c['paper']]['short']}): {NOT_RECORDED}.")
-        else:
-            lines.append(f"- {c['claim']} ({claims['papers'][c['paper']]['short']}; paper: {c['paper_says']}): "
-                         f"{r.current}; {r.verdict}. `{c['experiment']}` on {c['engine']}, record {_when(r.record)}.")
+        where = f"{r.verdict}, {_when(r.record)}" if r.record else NOT_RECORDED
+        lines.append(f"| {c['headline']} | {r.current} | {c['paper_says']} | {where} |")
     source = records.get(head["record"])
     if source:
         lines += ["", f"The figure: `{head['experiment']}` on {source.engine}, record {_when(source)}, drawn by "

@@ -1,0 +1,139 @@
+"""The documentation's checks: its numbers come from the records, it carries no development history, it
+names only files and sections that exist, and it stays within its budget. Each check is also shown to fail
+on a text that breaks it, so that a passing check means something."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.records import HEADLINE_PNG, REPRODUCING, ROOT, lint, render
+from tools.records.store import load_all
+
+DOCS = lint.documents()
+
+
+def test_the_documentation_is_where_the_checks_look():
+    names = {str(p.relative_to(ROOT)) for p in DOCS}
+    assert {"README.md", "CHANGELOG.md", "hosts/README.md", "docs/reproducing.md", "docs/design.md",
+            "docs/tutorial.md", "docs/experiments.md", "docs/schemes.md"} <= names
+
+
+def test_generated_texts_and_the_figure_match_the_records():
+    assert render.stale() == []
+
+
+def test_the_headline_figure_is_small():
+    assert HEADLINE_PNG.stat().st_size < 150_000
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_result_is_quoted_outside_a_generated_block(doc):
+    assert [str(f) for f in lint.results_outside_blocks(doc)] == []
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_and_section_a_document_names_exists(doc):
+    assert [str(f) for f in lint.references(doc)] == []
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_document_says_what_it_is_for_in_its_first_lines(doc):
+    lines = doc.read_text().splitlines()
+    assert lines[0].startswith("# ") and lines[1] == ""
+    purpose = lines[2]
+    assert purpose and not purpose.startswith(("#", "|", "```", "<!--", "!["))
+
+
+def test_the_documentation_keeps_to_its_line_budget():
+    assert lint.line_count() <= lint.LINE_BUDGET
+
+
+def test_no_development_history_in_the_project():
+    assert [str(f) for f in lint.project_history()] == []
+
+
+def test_every_claim_reads_cells_its_record_holds():
+    claims, records = render.load_claims(), load_all()
+    rows = render.evaluate(claims, records)
+    assert {r.verdict for r in rows} <= {"holds", "does not hold", render.NOT_RECORDED}
+    for row in rows:
+        assert row.claim["paper"] in claims["papers"]
+        if row.record:
+            assert "{" not in row.current, row.claim["id"]
+            assert row.claim["criterion"]
+
+
+# --- each check fails when it should ---------------------------------------------------------------------
+
+def test_the_stale_check_sees_a_record_change():
+    claims, records = render.load_claims(), load_all()
+    page = render.reproducing(claims, records)
+    table = records["default-ns3"].result("fct-short").table()
+    col = table.column("mean FCT / FCT_PS")
+    row = next(r for r in table.rows if r[0] == "rcp")
+    row[col] = "9.99"
+    assert render.reproducing(claims, records) != page
+    readme = (ROOT / "README.md").read_text()
+    assert render.fill_blocks(readme, claims, records) != readme
+
+
+def test_the_result_check_flags_results_in_prose_and_tables(tmp_path):
+    doc = tmp_path / "doc.md"
+    text = "\n".join([
+        "# A page", "", "What it is for.", "",
+        "RCP's flows took 1.21 x FCT_PS and TCP's 2.13 x FCT_PS.",
+        "Jain's index 0.998 once they shared the link; the new flows joined in 9.2 RTTs.",
+        "The run took about 6 minutes, and 186 packets were dropped.",
+        "",
+        "| scheme | mean FCT / FCT_PS |", "|---|---|", "| rcp | 1.20 |", "",
+        "<!-- generated: headline -->", "RCP 1.20 x FCT_PS, Jain 1.000", "<!-- end generated: headline -->", "",
+        "Design values are not results: alpha = 0.4, beta = 0.4, T = min(10 ms, d0), an epoch of 16.4 ms.",
+    ])
+    found = lint.results_outside_blocks(doc, text)
+    assert sorted(f.line for f in found) == [5, 6, 7, 11]
+    assert all(f.line < 13 for f in found)          # the generated block and the design values pass
+
+
+def test_the_history_check_flags_sessions_issues_and_dated_headings(tmp_path):
+    words = {"s": "sess" + "ion", "i": "iss" + "ue"}
+    text = "\n".join([
+        "# Notes", "",
+        "Measured in {s} 19 on this machine.".format(**words),
+        "Until {i} 32 the queue was sampled on enqueue.".format(**words),
+        "As {i} #26 asked.".format(**words),
+        "What this {s} changed.".format(**words),
+        "## 2026-11-26, the benchmark again",
+        "A P4Runtime {s} key is fine, and so is a TCP connection.".format(**words),
+    ])
+    found = lint.history(tmp_path / "notes.md", text)
+    assert sorted(f.line for f in found) == [3, 4, 5, 6, 7]
+    code = "# 2026-11-24: retuned the gains\nx = 1  # gains of the ns-2 router\n"
+    assert [f.line for f in lint.history(tmp_path / "law.py", code)] == [1]
+
+
+def test_the_reference_check_flags_missing_files_and_sections(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "design.md").write_text("# Design\n\nWhat it is.\n\n## The law\n")
+    page = docs / "page.md"
+    page.write_text("# Page\n\nSee [the design](design.md#the-law), `docs/design.md`, \"The law\",\n"
+                    "[nothing](gone.md), [a section](design.md#policing), docs/design.md, \"Policing\",\n"
+                    "and `topo/nowhere.py`.\n")
+    found = lint.references(page, tmp_path)
+    assert sorted(f.what.split(",")[0] for f in found) == sorted([
+        "links to gone.md", "links to #policing", "names section \"Policing\" of docs/design.md",
+        "names topo/nowhere.py"])
+
+
+def test_the_reproducing_page_is_generated_whole():
+    assert REPRODUCING.read_text().splitlines()[0] == "# Reproducing the papers"
+    assert lint.results_outside_blocks(REPRODUCING) == []      # all of it comes from the records
+
+
+def test_documents_quote_only_blocks_the_generator_knows(tmp_path):
+    claims, records = render.load_claims(), load_all()
+    with pytest.raises(render.RecordError, match="unknown generated block"):
+        render.fill_blocks("<!-- generated: nonsense -->\nx\n<!-- end generated: nonsense -->", claims, records)
+    assert Path(ROOT / "docs" / "records" / "claims.toml").is_file()
