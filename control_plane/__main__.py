@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from control_plane.p4runtime import P4RuntimeDriver, P4RuntimeUnsupported
 from control_plane.driver import SwitchUnavailable
-from control_plane.loop import ControlLoop, RcpParams, program_switch
+from control_plane.loop import ControlLoop, program_switch
+from control_plane.p4runtime import P4RuntimeDriver, P4RuntimeUnsupported
+from p4rcp.params import RcpParams
 from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import TopologyError, load_topology
 

@@ -7,9 +7,10 @@ its receiver, whose ACKs come back through the switch), simple_switch
 forwards near what one core of it can, and the loop shares its Python
 process with what an experiment runs beside it: a second control loop (8
 more ports, 10-17, over a connection of its own, as for a second switch) and
-topo's CPU monitor. The load crosses ports 0 and 1, which are not RCP ports:
-the switch does all its per-packet RCP work on them, but their
-sub-millisecond RTT does not enter d0 of the RCP ports, so T stays 10 ms.
+the experiments' CPU monitor (p4rcp/monitor.py). The load crosses ports 0
+and 1, which are not RCP ports: the switch does all its per-packet RCP work
+on them, but their sub-millisecond RTT does not enter d0 of the RCP ports,
+so T stays 10 ms.
 
 Prints, for each, the loop period's p50 / p99 / max relative to the target
 T (the period between the switch's answers, which the law uses; and the old
@@ -35,15 +36,16 @@ from contextlib import ExitStack, contextmanager
 import psutil
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from control_plane.loop import ControlLoop, RcpParams
+from control_plane.loop import ControlLoop
+from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
-from p4rcp.bmv2 import SimpleSwitch
+from p4rcp.analysis import percentile
+from p4rcp.monitor import Monitor
+from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
 from p4rcp.toolchain import BUILD_JSON, ROOT
 from p4rcp.topology import Route, Switch, SwitchPort
 from p4rcp.veth import VethPairs, free_tcp_port
-from topo.analysis import percentile
-from topo.monitor import Monitor
 
 RCP_PORTS = 8
 TARGET = 1.1
@@ -264,7 +266,7 @@ def main(argv=None) -> int:
     T = results["idle"]["T"]
     print(f"{RCP_PORTS} RCP ports, target T = {T * 1e3:.1f} ms, {args.seconds:.0f} s per scenario; "
           f"load: a p4rcp-host fixed:{args.load_rate} flow and its ACKs through the switch, a second loop "
-          f"and topo's monitor in the loop's process; Python switch interval {sys.getswitchinterval() * 1e3:g} ms")
+          f"and the experiments' monitor in the loop's process; Python switch interval {sys.getswitchinterval() * 1e3:g} ms")
     ok = True
     for name, r in results.items():
         passed = r["p99"] <= TARGET

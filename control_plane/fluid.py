@@ -30,9 +30,9 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
-from control_plane.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
+from p4rcp.analysis import time_to_share
 from p4rcp.dataplane import SYN_RATES
-from topo.analysis import time_to_share
+from p4rcp.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
 
 ROUTERS = ("rcp", "rcp-ff", "rcp-ac")
 

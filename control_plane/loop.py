@@ -4,127 +4,23 @@ from __future__ import annotations
 
 import gc
 import logging
-import math
 import os
 import random
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
-from control_plane.policing import police_allowance, police_limit
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
 from p4rcp import dataplane as dp
-from p4rcp.protocol import RCP_MIN_RATE_KBPS
-from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES, Route, Switch, SwitchPort
+from p4rcp.params import RcpParams
+from p4rcp.police import police_allowance, police_limit
+from p4rcp.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
+from p4rcp.topology import Route, Switch, SwitchPort
 
 log = logging.getLogger("control_plane")
-
-
-@dataclass(frozen=True)
-class RcpParams:
-    # The ns-2 RCP router's gains. The papers' 0.1 / 1.0 weigh the queue 10x more than spare capacity,
-    # which on this emulation's small BDPs leaves more of the link idle (docs/control_plane.md, "Gains").
-    alpha: float = 0.4
-    beta: float = 0.4
-    gamma: float = 1.0
-    q0_bytes: float = 0.0
-    R_min_bps: float = RCP_MIN_RATE_KBPS * 1000.0    # the protocol's floor: senders send no slower
-    R_init_fraction: float = 0.05     # of C, as the ns-2 router starts
-    d0_init_s: float = 0.1            # until the first RTT samples arrive
-    # How each interval's mean RTT moves d0: "ewma" with d0_gain both ways, or "ns2" (rcp.cc: up with gain
-    # T/d0, down much more slowly; docs/control_plane.md, "p4rcp and ns-2's rcp.cc").
-    d0_estimator: str = "ewma"
-    d0_gain: float = 0.1              # ewma: weight of a new interval's mean RTT in d0
-    T_max_s: float = 0.010            # T = min(T_max, d0), per port
-    # The loop's first update comes Normal(T, first_jitter T) after its start, as ns-2 randomises each queue's
-    # first timer, so that the switches of a path do not update in step.
-    first_jitter: float = 0.2
-    # The data frame: a packet in the queue depth where the target counts packets (Driver.queue_unit_bytes
-    # None: bmv2), and policing's frame; docs/control_plane.md.
-    queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES
-    # Weighted sharing (docs/protocol.md, "Weights"): DSCP -> weight in (0, 1]; a DSCP without one has weight 1.
-    # Keys may be strings (TOML tables: [rcp.dscp_weights] "10" = 0.5). At most 7 weights other than 1.
-    dscp_weights: Mapping = field(default_factory=dict, hash=False)
-    # Policing (docs/dataplane.md, "Policing"): each flow's bytes per epoch against the largest stamp of the
-    # last epoch + d0, with this margin, plus police_slack_s of it and police_burst_packets data frames.
-    police: bool = False
-    police_margin: float = 0.02
-    police_slack_s: float = 0.010     # the hosts catch a late timer up by up to 10 ms of their rate
-    police_burst_packets: float = 2.0
-    # The flow-count feedforward (docs/control_plane.md, "Sudden load"): R scaled by N / (N + arrivals -
-    # departures) every interval, and the k-th SYN of an interval stamped with the rate that fits it.
-    feedforward: bool = False
-    feedforward_gain: float = 1.0     # kappa: the share of the step taken, R * N / (N + kappa (a - l))
-
-    def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            if f.type in ("float", "int") and not (number and (f.type == "float" or isinstance(value, int))):
-                raise ValueError(f"RCP parameter {f.name} must be {'an integer' if f.type == 'int' else 'a number'}, "
-                                 f"got {value!r}")
-        for name in ("alpha", "beta", "gamma", "R_min_bps", "R_init_fraction", "d0_init_s", "d0_gain",
-                     "T_max_s", "queue_packet_bytes"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"RCP parameter {name} must be > 0, got {getattr(self, name)}")
-        if self.q0_bytes < 0 or self.d0_gain > 1 or self.R_init_fraction > 1 or not 0 <= self.first_jitter < 1:
-            raise ValueError("RCP parameters need q0_bytes >= 0, d0_gain <= 1, R_init_fraction <= 1, "
-                             "0 <= first_jitter < 1")
-        if self.d0_estimator not in D0_ESTIMATORS:
-            raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
-        if not isinstance(self.feedforward, bool):
-            raise ValueError(f"RCP parameter feedforward must be true or false, got {self.feedforward!r}")
-        if not 0 < self.feedforward_gain <= 1 or (self.feedforward_gain != 1 and not self.feedforward):
-            raise ValueError(f"RCP parameter feedforward_gain must be in (0, 1], and set only with feedforward = "
-                             f"true, got {self.feedforward_gain}")
-        if not isinstance(self.police, bool) or self.police_margin < 0 or self.police_slack_s < 0 \
-                or self.police_burst_packets < 0:
-            raise ValueError("RCP parameters need police true or false, police_margin, police_slack_s and "
-                             "police_burst_packets >= 0")
-        object.__setattr__(self, "dscp_weights", _dscp_weights(self.dscp_weights))
-        self.weight_classes()           # at most 7 weights other than 1
-
-    def weight_classes(self) -> tuple[dict[int, int], tuple[float, ...]]:
-        """The data plane's classes: DSCP -> class, and each class's weight. Class 0 is weight 1 (and every
-        DSCP without a weight); the other weights, largest first, are classes 1, 2, ..."""
-        others = sorted({w for w in self.dscp_weights.values() if w != 1.0}, reverse=True)
-        if len(others) >= dp.NUM_WEIGHT_CLASSES:
-            raise ValueError(f"dscp_weights: at most {dp.NUM_WEIGHT_CLASSES - 1} weights other than 1, "
-                             f"got {len(others)}")
-        weights = (1.0, *others)
-        return {d: weights.index(w) for d, w in sorted(self.dscp_weights.items()) if w != 1.0}, weights
-
-    def next_d0(self, d0: float, rtt: float, T: float, R: float, C: float) -> float:
-        """d0 after an interval whose RTT samples averaged `rtt`."""
-        if self.d0_estimator == "ns2":
-            return d0_ns2(d0, rtt, T=T, R=R, C=C)
-        return d0_ewma(d0, rtt, gain=self.d0_gain)
-
-
-D0_ESTIMATORS = ("ewma", "ns2")
-
-
-def _dscp_weights(mapping) -> dict[int, float]:
-    """DSCP -> weight with integer keys (TOML's are strings), each checked."""
-    if not isinstance(mapping, Mapping):
-        raise ValueError(f"dscp_weights must map DSCP values to weights, got {mapping!r}")
-    out = {}
-    for key, weight in mapping.items():
-        try:
-            dscp = int(key)
-        except (TypeError, ValueError):
-            raise ValueError(f"dscp_weights: {key!r} is not a DSCP value (0-63)") from None
-        if not 0 <= dscp < dp.NUM_DSCP or str(dscp) != str(key).strip():
-            raise ValueError(f"dscp_weights: {key!r} is not a DSCP value (0-63)")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 1:
-            raise ValueError(f"dscp_weights: the weight of DSCP {dscp} must be in (0, 1], got {weight!r}")
-        out[dscp] = float(weight)
-    return out
 
 
 class CounterWentBackwards(Exception):
@@ -207,7 +103,7 @@ class ControlLoop:
     rt_priority: int | None = 10
     # Python's thread switch interval while the loop runs (process-wide; None: leave it). A woken loop
     # thread waits for the GIL until the thread holding it gives it up, which Python asks for only after
-    # this long (5 ms by default): in an experiment the other switches' loops and topo's monitor share
+    # this long (5 ms by default): in an experiment the other switches' loops and the runner's monitor share
     # the process (docs/control_plane.md, "Timing").
     switch_interval_s: float | None = 0.0005
     ports: dict[int, PortState] = field(init=False)

@@ -7,7 +7,7 @@ not arrive on the loopback interface: clients on this machine (127.0.0.1, or any
 which Linux routes through lo) get in; other hosts, Mininet's hosts and other network namespaces do not.
 A table of its own leaves the machine's firewall alone, and a reject in any base chain is final
 whatever other tables accept. (simple_switch_grpc's P4Runtime server binds 127.0.0.1 instead:
-p4rcp.bmv2.SimpleSwitch.) docs/control_plane.md, "Who can reach the switch".
+control_plane.simple_switch.SimpleSwitch.) docs/control_plane.md, "Who can reach the switch".
 
 Each rule names its owner (process id and start time) and port. A guard removes its rules when it
 closes; a run that was killed leaves them, and the next guard removes every rule whose owner has

@@ -1,6 +1,16 @@
-"""The data plane's policer in Python: its two hashes and its per-packet rule (p4src/targets/v1model/policing.p4).
+"""Policing in Python: the thresholds the control plane writes (pure functions), and the data plane's policer with
+its two hashes and its per-packet rule (p4src/targets/v1model/policing.p4).
 
-The PTF suite uses the hashes to build flows that share cells and checks the switch's cells against
+The thresholds, per (port, weight class), every interval: the data plane gives each flow a byte bucket that leaks
+`allowance` bytes per epoch and drops what would lift it above `limit` (docs/dataplane.md, "Policing"). A
+compliant sender sends at most the stamp it heard up to one RTT ago, so the control plane sizes both from the
+largest stamp of the last epoch plus d0 (`S_max`, bit/s of Ethernet frames): the allowance is what S_max sends in
+one epoch with a small margin, the limit adds what a compliant host may send in a burst (the hosts catch up a
+late timer by up to 10 ms of their rate) and a couple of packets (an epoch boundary cuts a packet; jitter
+upstream). A flow above the allowance gets the allowance per epoch in the long run: the slack of the limit is
+granted once, not per epoch.
+
+The policer: the PTF suite uses the hashes to build flows that share cells and checks the switch's cells against
 them; `python -m p4rcp.police` measures the false-positive rate of the sketch at its size for compliant
 flows, by simulating the same rule with the same hashes (docs/dataplane.md, "Policing").
 
@@ -17,11 +27,33 @@ from __future__ import annotations
 import argparse
 import heapq
 import ipaddress
+import math
 import random
 import sys
 from dataclasses import dataclass, field
 
 from p4rcp import dataplane as dp
+
+
+# --- The thresholds the control plane writes ----------------------------------------------------------
+
+def police_allowance(S_max: float, epoch_s: float, *, margin: float, frame_bytes: int) -> int:
+    """Bytes a flow may send per epoch: S_max (bit/s) over one epoch, plus the margin, at least one frame (the
+    hardware targets let the first packet of an epoch into an empty bucket only if it fits the allowance)."""
+    if S_max < 0 or epoch_s <= 0 or margin < 0 or frame_bytes <= 0:
+        raise ValueError(f"police_allowance needs S_max >= 0, epoch_s > 0, margin >= 0, frame_bytes > 0 "
+                         f"(S_max={S_max}, epoch_s={epoch_s}, margin={margin}, frame_bytes={frame_bytes})")
+    return max(math.ceil(S_max / 8 * epoch_s * (1 + margin)), frame_bytes)
+
+
+def police_limit(allowance: int, S_max: float, *, slack_s: float, burst_bytes: float) -> int:
+    """The bucket's limit in bytes: the allowance, what S_max sends in slack_s, and burst_bytes."""
+    if allowance <= 0 or S_max < 0 or slack_s < 0 or burst_bytes < 0:
+        raise ValueError("police_limit needs allowance > 0, S_max, slack_s, burst_bytes >= 0")
+    return allowance + math.ceil(S_max / 8 * slack_s + burst_bytes)
+
+
+# --- The data plane's policer -------------------------------------------------------------------------
 
 EPOCH_SHIFT_V1MODEL = 14          # ingress_global_timestamp (us) >> 14
 
@@ -144,8 +176,7 @@ def simulate(n_compliant: int, rate_bps: float, seconds: float, seed: int, *, ch
              lateness_s: float = 0.010, late_share: float = 0.01) -> SimResult:
     """Compliant flows paced at rate_bps (each timer late by up to lateness_s in a share late_share of the
     packets, then catching up as the hosts do), one cheater at cheater_factor x rate_bps, through the policer
-    with the control plane's thresholds for R = rate_bps (control_plane/policing.py)."""
-    from control_plane.policing import police_allowance, police_limit
+    with the control plane's thresholds for R = rate_bps (police_allowance, police_limit)."""
     epoch_s = dp.POLICE_EPOCH_S["v1model"]
     allowance = police_allowance(rate_bps, epoch_s, margin=margin, frame_bytes=frame_bytes)
     limit = police_limit(allowance, rate_bps, slack_s=slack_s, burst_bytes=burst_packets * frame_bytes)

@@ -49,8 +49,8 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
-from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.protocol import RCP
 from p4rcp.toolchain import BUILD_JSON, BUILD_PLAIN_JSON, bmv2_build, bmv2_build_line
 from p4rcp.topology import Route

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from p4rcp.bmv2 import SimpleSwitch
+from control_plane.simple_switch import SimpleSwitch
 from p4rcp.toolchain import BUILD_DIR, BUILD_JSON, require_tool
 from p4rcp.veth import VethPairs, free_tcp_port
 

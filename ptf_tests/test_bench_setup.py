@@ -13,8 +13,8 @@ import pytest
 from scapy.layers.l2 import Ether
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
-from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.police import Flow, row_indices
 from p4rcp.protocol import RCP
 from p4rcp.testing import require_toolchain

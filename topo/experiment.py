@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from string import Formatter
 
-from control_plane.loop import RcpParams
+from p4rcp.params import RcpParams
 from p4rcp.tables import number, string, table_of, tables_of, unknown_keys
 from p4rcp.topology import Topology, load_topology
 from p4rcp.topology import parameters as topology_parameters
-from topo.schedule import check_with_hosts
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
 TOPOLOGIES_DIR = Path(__file__).resolve().parent / "topologies"
 # An experiment that names no schemes runs these. Any --cc of the hosts is a scheme (rcp, tcp:reno,
-# fixed:8mbit, ...): the host binary judges the names (topo/schedule.py, check_with_hosts).
+# fixed:8mbit, ...): the host binary judges the names (topo/host_check.py).
 DEFAULT_SCHEMES = ("rcp", "tcp", "allegro", "vivace")
 LINUX_INITCWND = 10     # segments: the kernel's initial window where the route sets none (RFC 6928)
 
 
-# What an external scheme's command lines may name (topo/external.py fills them in).
+# What an external scheme's command lines may name (Scheme.sender_command and receiver_command fill them in).
 EXTERNAL_PLACEHOLDERS = ("receiver_ip", "sender_ip", "port", "duration_s", "flow_id")
 EXTERNAL_PORT = 9000
 
@@ -34,7 +34,7 @@ class Scheme:
     table that sets cc and, on top of it, the control plane's RCP parameters (for RCP's gains side by
     side) or TCP's initial window (the senders' route initcwnd); or an external scheme: the commands that
     start another program's receiver and sender (a reference implementation), whose delivered payload
-    p4rcp measures itself (topo/external.py)."""
+    p4rcp measures itself (topo/mininet/external.py)."""
     name: str
     cc: str
     rcp: dict = field(default_factory=dict)   # RcpParams overrides, on top of the experiment's [rcp]
@@ -50,6 +50,16 @@ class Scheme:
     @property
     def is_external(self) -> bool:
         return self.sender is not None
+
+    def sender_command(self, *, sender_ip: str, receiver_ip: str, duration_s: float, flow_id: int) -> list[str]:
+        """An external scheme's sender for one flow."""
+        return shlex.split(self.sender.format(sender_ip=sender_ip, receiver_ip=receiver_ip, port=self.port,
+                                              duration_s=f"{duration_s:g}", flow_id=flow_id))
+
+    def receiver_command(self, *, receiver_ip: str) -> list[str]:
+        """An external scheme's receiver."""
+        return shlex.split(self.receiver.format(sender_ip="", receiver_ip=receiver_ip, port=self.port,
+                                                duration_s="", flow_id=""))
 
     def describe(self, rcp_params: RcpParams) -> str:
         """What ran, in words, for the summary."""
@@ -207,7 +217,8 @@ def _check_keys(table: dict, known: set[str], where: str) -> None:
 
 def load_invocation(name_or_path: str, schemes: list[str] | None = None, duration_s: float | None = None,
                     seeds: list[int] | None = None) -> list[Experiment]:
-    """What `python -m topo.run NAME` would run: an experiment, or a suite's members, checked through."""
+    """What `python -m topo.run NAME` would run: an experiment, or a suite's members, parsed and validated (the
+    runner then has the host binary check them: topo/host_check.py)."""
     path = resolve(name_or_path)
     suite = load_suite(path)
     members = suite.members if suite else [path]
@@ -243,10 +254,10 @@ def _read(path: Path) -> dict:
 
 
 def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: float | None = None,
-                    seeds: list[int] | None = None, check_hosts: bool = True) -> Experiment:
+                    seeds: list[int] | None = None) -> Experiment:
     """An experiment file as validated data: every key known, every value of its type and range, every host
-    and topology parameter existing, and (check_hosts) every scheme and workload accepted by the host binary
-    that will run them. Without check_hosts: for reporting runs that ran with an older binary."""
+    and topology parameter existing. Whether the host binary accepts its schemes and workloads is the runner's
+    check (topo/host_check.py)."""
     d = _read(path)
     where = path.name
     try:
@@ -256,11 +267,6 @@ def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: fl
     except (TypeError, ValueError) as e:          # TopologyError and the tables' messages name their key
         raise ExperimentError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
     _validate(exp, where)
-    if check_hosts:
-        try:
-            check_with_hosts(exp)
-        except ValueError as e:
-            raise ExperimentError(str(e)) from None
     return exp
 
 

@@ -4,466 +4,28 @@ Runs an experiment (or a suite such as `default`) for every scheme in
 Mininet with bmv2 switches (or, with --engine ns3, in ns-3: topo/ns3), and
 writes results/EXPERIMENT/TIMESTAMP/: raw records per scheme, summary.md
 and PNG plots.
+
+The steps: load the experiments (topo/experiment.py), have the host binary
+check them (topo/host_check.py), run each on the chosen engine, whose
+runner.run_experiment(exp, results, options, progress) returns its results
+directory (topo/mininet/runner.py, topo/ns3/runner.py), then count the void
+runs; --report writes a results directory's report again (topo/report).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import shutil
 import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
-from p4rcp import dataplane as dp
-from p4rcp.processes import stop_processes
-from p4rcp.toolchain import (BUILD_JSON, ROOT, ToolchainMissing, bmv2_build, bmv2_build_line, find_tool,
-                             tool_version)
-from topo import external, hosts
-from topo.experiment import Experiment, ExperimentError, Variant, load_experiment, load_invocation, resolve
-from topo.monitor import INPUT_DROP_SHARE, InputCounts, Monitor
-from topo.network import Network, SwitchOptions
-from topo.report import read_jsonl, void_runs, write_report
-from topo.schedule import BandwidthChange, Launch, RunDir, long_flow_id, receivers, schedule
-
-GRACE_S = 20.0                  # for senders to finish after the last flow's end
-RECEIVER_START_S = 0.5          # receivers listen before the first sender starts
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What the command line adds to an experiment's runs."""
-    pcap: bool = False                    # bmv2's capture of every switch port, in each run's pcap/
-    expose_control_ports: bool = False    # the switches' Thrift ports reachable from other hosts
-    environment: dict = field(default_factory=dict)   # what ran it (commit, bmv2, p4c, kernel), into run.json
-
-    def switch_options(self, out: RunDir) -> SwitchOptions:
-        return SwitchOptions(pcap_dir=out.root / "pcap" if self.pcap else None,
-                             expose_control_ports=self.expose_control_ports)
-
-
-@dataclass
-class HostProcess:
-    """A host program of the run: what it is, its process, where its stderr goes."""
-    host: str
-    kind: str                  # "receiver", "long", "poisson", "capture"
-    proc: subprocess.Popen
-    stderr: Path
-    flow_id: int | None = None
-    exit_status: int | None = None      # when it exited by itself during the run; None: still running then
-    started_unix_s: float = 0.0
-    launch: Launch | None = None
-    stopped: bool = False               # an external sender the runner stopped at its flow's end
-    cpu_pct: float | None = None        # of one core over its life, measured when stopped
-
-    def describe(self) -> str:
-        what = {"receiver": "receiver", "long": "long-flow sender", "poisson": "traffic generator",
-                "capture": "capture"}[self.kind]
-        return f"{what} {self.host}" + (f" (flow {self.flow_id})" if self.flow_id is not None else "")
-
-    def ending(self) -> str:
-        """How it ended, in words: its exit status, or the signal that killed it."""
-        status = self.exit_status
-        if status is not None and status < 0:
-            try:
-                return f"was killed by {signal.Signals(-status).name}"
-            except ValueError:
-                return f"was killed by signal {-status}"
-        return f"exited with status {status}"
-
-    def measure_cpu(self) -> None:
-        """CPU of the program and its children over its life so far, in % of one core (a busy-waiting
-        sender: 100); the last measure stands once it has exited."""
-        try:
-            top = psutil.Process(self.proc.pid)
-            cpu = sum(sum(p.cpu_times()[:2]) for p in [top, *top.children(recursive=True)])
-            self.cpu_pct = 100 * cpu / max(1e-6, time.time() - top.create_time())
-        except psutil.Error:
-            pass
-
-
-def start_host(network: Network, host: str, kind: str, command: list[str], out: RunDir,
-               flow_id: int | None = None, launch: Launch | None = None) -> HostProcess:
-    stderr = out.stderr(host, kind if flow_id is None else f"{kind}_{flow_id}")
-    with open(stderr, "ab") as f:       # the child keeps its own descriptor
-        proc = network.host(host).popen(command, stdout=subprocess.DEVNULL, stderr=f)
-    return HostProcess(host, kind, proc, stderr, flow_id, started_unix_s=time.time(), launch=launch)
-
-
-def last_line(path: Path) -> str:
-    """The last line a program printed, to say why it failed."""
-    try:
-        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return "(no stderr)"
-    return lines[-1].strip() if lines else "(it printed nothing)"
-
-
-def traffic_plan(stderr: Path) -> int | None:
-    """How many flows a traffic generator planned (its first stderr line, {"event": "traffic_plan", ...})."""
-    try:
-        for line in stderr.read_text(errors="replace").splitlines():
-            if '"traffic_plan"' in line:
-                return json.loads(line)["flows"]
-    except (OSError, ValueError, KeyError):
-        pass
-    return None
-
-
-def host_problems(processes: list[HostProcess], out: RunDir, exp: Experiment, seed: int) -> list[str]:
-    """What the host programs say about the run: a program that exited with a failure, a receiver that died
-    before the end, a long flow that did not complete, a traffic generator that recorded fewer flows than it
-    planned. Each names the program and the last line it printed."""
-    problems = []
-    for p in processes:
-        if p.kind == "receiver" and p.exit_status is not None:
-            problems.append(f"{p.describe()} {p.ending()} during the run: {last_line(p.stderr)}")
-        elif p.kind == "poisson":
-            planned = traffic_plan(p.stderr)
-            recorded = len(read_jsonl(out.flows(p.host)))
-            if p.exit_status not in (None, 0):
-                problems.append(f"{p.describe()} {p.ending()}: {last_line(p.stderr)}")
-            elif planned is None:
-                problems.append(f"{p.describe()} never said what it planned: {last_line(p.stderr)}")
-            elif recorded < planned:
-                problems.append(f"{p.describe()} recorded {recorded} of the {planned} flows it planned: "
-                                f"{last_line(p.stderr)}")
-    senders = {p.flow_id: p for p in processes if p.kind == "long"}
-    for i, flow in enumerate(exp.long_flows):
-        flow_id = long_flow_id(seed, i)
-        records = [r for r in read_jsonl(out.flows(flow.sender)) if r.get("flow_id") == flow_id]
-        if not records or not records[-1].get("completed"):
-            why = records[-1].get("error", "not completed") if records else "no record"
-            sender = senders.get(flow_id)
-            printed = f"; {sender.describe()} {sender.ending()}, its last words: {last_line(sender.stderr)}" \
-                if sender is not None and sender.exit_status not in (None, 0) else ""
-            problems.append(f"long flow {flow.sender}->{flow.receiver} (id {flow_id}) did not complete: {why}"
-                            f"{printed}")
-    return problems
-
-
-def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir, seed: int = 1,
-               options: RunOptions = RunOptions(), progress: "Progress | None" = None) -> dict:
-    """One scheme, one sweep point, one seed: returns the run's metadata (validity, CPU, paths)."""
-    progress = progress or Progress(1)
-    out.root.mkdir(parents=True, exist_ok=True)
-    topology = variant.topology
-    scheme = exp.scheme(scheme_name)
-    label = f"{exp.name}{' ' + variant.label if variant.label else ''} {scheme.name} seed {seed}"
-    progress.phase(f"[{label}] building the network")
-    network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp_overrides(scheme),
-                      switch_options=options.switch_options(out)).start()
-    processes: list[HostProcess] = []
-    meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
-            "duration_s": exp.duration_s, "load": variant.load,
-            "load_unit": "slots",   # bmv2 shapes packets per second: p4rcp-host traffic's default unit
-            "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
-            "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
-            "environment": options.environment, "problems": [], "events": [],
-            "rcp_weights": {str(d): w for d, w in exp.rcp_params(scheme).dscp_weights.items()}}
-    monitor = counts = sampled = None
-    try:
-        if scheme.initcwnd is not None:
-            network.set_initcwnd(topology.senders, scheme.initcwnd)
-        for name in receivers(exp):
-            command = (external.receiver_command(scheme, receiver_ip=topology.hosts[name].ip) if scheme.is_external
-                       else hosts.recv(out.recv(name)))
-            processes.append(start_host(network, name, "receiver", command, out))
-        plan = schedule(exp, variant, scheme, seed, out)
-        if scheme.is_external:
-            for item in plan:
-                if isinstance(item, Launch):
-                    interface = network.host(item.receiver).defaultIntf().name
-                    processes.append(start_host(network, item.receiver, "capture", external.capture_command(
-                        interface, topology.hosts[item.host].ip, scheme.port, out.capture(item.flow_id)), out,
-                        item.flow_id))
-        time.sleep(RECEIVER_START_S)
-        counts, sampled = InputCounts(network), InputCounts(network)   # the monitor thread has its own
-        before = counts.read()
-        queue_before = network.bottleneck_counts()
-        monitor = Monitor(network.switch_pids(), lambda: {sw: k - p - (before[sw][0] - before[sw][1])
-                                                          for sw, (k, p) in sampled.read().items()},
-                          host_pids=[p.pid for p in network.emulators]).start()
-        base_pps = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
-        t0 = time.monotonic()
-        while True:
-            elapsed = time.monotonic() - t0
-            while plan and plan[0].at_s <= elapsed:
-                item = plan.pop(0)
-                if isinstance(item, BandwidthChange):
-                    for (sw, port), pps in base_pps.items():
-                        network.set_bottleneck(sw, port, max(1, round(pps * item.bottleneck_scale)))
-                    meta["events"].append({"unix_s": time.time(), "bottleneck_scale": item.bottleneck_scale})
-                else:
-                    started = start_host(network, item.host, item.kind, item.command, out, item.flow_id, item)
-                    processes.append(started)
-                    monitor.host_pids.append(started.proc.pid)
-            for p in processes:
-                if p.exit_status is None and not p.stopped and p.proc.poll() is not None:
-                    p.exit_status = p.proc.returncode
-                elif p.exit_status is None and not p.stopped and p.launch is not None and p.launch.stop_s is not None:
-                    p.measure_cpu()               # an external sender: what it costs, busy-waiting or not
-                    if elapsed >= p.launch.stop_s:
-                        stop_processes([p.proc])  # its flow ends at its set time
-                        p.stopped = True
-            senders = [p for p in processes if p.kind in ("long", "poisson")]
-            running = sum(p.exit_status is None and not p.stopped for p in senders)
-            progress.tick(label, elapsed, exp.duration_s, running, _flows_left(senders, out),
-                          monitor.samples[-1]["total_pct"] if monitor.samples else 0.0)
-            if elapsed >= exp.duration_s and not plan and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
-                break
-            # wake for the next launch on time: flows set 10 ms apart (a flash crowd) must start 10 ms apart
-            time.sleep(min(0.2, max(0.0, plan[0].at_s - (time.monotonic() - t0))) if plan else 0.2)
-        progress.phase(f"[{label}] checking the run")
-        monitor.stop()
-        time.sleep(0.5)      # frames still inside bmv2 would look lost
-        after = counts.read()
-        meta["bottleneck_drops"] = {link: (into - queue_before[link][0]) - (out - queue_before[link][1])
-                                    for link, (into, out) in network.bottleneck_counts().items()}
-        for sw, (kernel_after, pipeline_after) in after.items():
-            delivered = kernel_after - before[sw][0]
-            lost = delivered - (pipeline_after - before[sw][1])
-            if delivered and lost > max(10, INPUT_DROP_SHARE * delivered):
-                meta["problems"].append(f"{sw}: bmv2 did not read {lost} of {delivered} frames (input overrun"
-                                        f"{monitor.backlog_peak(sw)})")
-        meta["problems"] += monitor.verdict()
-        # A long flow runs for a set time: one still running is a fault. A Poisson workload can hold a
-        # heavy-tailed flow that needs longer than the run; its generator is stopped (below) and records
-        # the flows it had not finished as not completed ("flows done" counts them).
-        hung = sum(p.exit_status is None and not p.stopped for p in processes if p.kind == "long")
-        if hung:
-            meta["problems"].append(f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
-        meta["traffic_cut_short"] = sum(p.exit_status is None for p in processes if p.kind == "poisson")
-        meta["access_links"] = network.access_link_stats()
-    finally:
-        for p in processes:
-            if p.exit_status is None and not p.stopped and p.proc.poll() is not None:
-                p.exit_status = p.proc.returncode
-        stop_processes([p.proc for p in processes])
-        if monitor is not None:
-            monitor.stop()
-        for reader in (counts, sampled):
-            if reader is not None:
-                reader.close()
-        network.stop()
-        if monitor is not None:
-            with open(out.root / "cpu.jsonl", "w") as f:
-                f.writelines(json.dumps(s) + "\n" for s in monitor.samples)
-    if scheme.is_external:
-        meta["external_cpu_pct"] = external_records(processes, scheme, topology, out)
-    meta["problems"] += host_problems(processes, out, exp, seed)
-    meta["valid"] = not meta["problems"]
-    (out.root / "run.json").write_text(json.dumps(meta, indent=1))
-    return meta
-
-
-def external_records(processes: list[HostProcess], scheme, topology, out: RunDir) -> dict[str, float | None]:
-    """An external scheme's flows, measured by p4rcp from the captures at the receivers, written as the flow
-    records and goodput samples p4rcp-host writes (topo/external.py); returns each sender's CPU (% of a core:
-    a busy-waiting sender shows 100)."""
-    cpu = {}
-    for p in processes:
-        if p.kind != "long":
-            continue
-        failed = f"{p.ending()}: {last_line(p.stderr)}" if p.exit_status not in (None, 0) else None
-        external.write_records(out.capture(p.flow_id), flow_id=p.flow_id, scheme=scheme,
-                               start_unix_s=p.started_unix_s, sender_failed=failed, flows=out.flows(p.host),
-                               trace=out.trace(p.host), receiver_ip=topology.hosts[p.launch.receiver].ip)
-        cpu[f"{p.host} (flow {p.flow_id})"] = None if p.cpu_pct is None else round(p.cpu_pct, 1)
-    return cpu
-
-
-def _flows_left(senders: list[HostProcess], out: RunDir) -> int:
-    """Flows not finished yet: long-flow senders still running, and each traffic generator's planned flows
-    minus those it has recorded."""
-    left = 0
-    for p in senders:
-        if p.exit_status is not None:
-            continue
-        if p.kind == "long":
-            left += 1
-        else:
-            planned = traffic_plan(p.stderr)
-            if planned is not None:
-                left += max(0, planned - _count_lines(out.flows(p.host)))
-    return left
-
-
-def _count_lines(path: Path) -> int:
-    try:
-        with open(path, "rb") as f:
-            return sum(1 for _ in f)
-    except OSError:
-        return 0
-
-
-class Progress:
-    """What the runner is doing, on stderr: run k of N, the run's time, the time left, what drains.
-
-    Never silent for more than HEARTBEAT_S: a thread repeats the current line (with the time spent in its
-    phase) while set-up, checks or the report take long. On a terminal the line is rewritten in place."""
-    HEARTBEAT_S = 5.0
-
-    def __init__(self, total_runs: int, run_estimate_s: float = 0.0):
-        self.total, self.done, self.run_estimate_s = total_runs, 0, run_estimate_s
-        self.started = time.monotonic()
-        self._line, self._since, self._printed = "", time.monotonic(), 0.0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._heartbeat, daemon=True)
-        self._thread.start()
-
-    def _left_s(self) -> float:
-        elapsed = time.monotonic() - self.started
-        per_run = elapsed / self.done if self.done else self.run_estimate_s
-        return max(0.0, per_run * self.total - elapsed)
-
-    def _show(self, line: str, force: bool = False) -> None:
-        with self._lock:
-            self._line = line
-            now = time.monotonic()
-            if sys.stderr.isatty():
-                sys.stderr.write("\r" + line.ljust(110)[:160])
-            elif force or now - self._printed >= self.HEARTBEAT_S:
-                sys.stderr.write(line + "\n")
-                self._printed = now
-            else:
-                return
-            self._printed = now
-            sys.stderr.flush()
-
-    def _heartbeat(self) -> None:
-        while not self._stop.wait(1.0):
-            with self._lock:
-                quiet = time.monotonic() - self._printed
-                line, since = self._line, self._since
-            if line and quiet >= self.HEARTBEAT_S:
-                self._show(f"{line} ({time.monotonic() - since:.0f} s)", force=True)
-
-    def _prefix(self) -> str:
-        k = min(self.done + 1, self.total)
-        if not self.done and not self.run_estimate_s:      # the ns-3 engine: no estimate before a run ends
-            return f"run {k} of {self.total}, time left known after the first run"
-        return f"run {k} of {self.total}, about {self._left_s() / 60:.0f} min left"
-
-    def phase(self, what: str) -> None:
-        """A step without a clock of its own: building the network, checking a run, writing the report."""
-        self._since = time.monotonic()
-        if sys.stderr.isatty():
-            sys.stderr.write("\n")
-        self._show(f"{self._prefix()}: {what}", force=True)
-
-    def tick(self, label: str, elapsed: float, duration: float, running: int, flows_left: int, cpu: float) -> None:
-        if elapsed <= duration:
-            state = f"{elapsed:5.1f}/{duration:.0f} s, senders running {running}"
-        else:
-            state = f"{duration:.0f}/{duration:.0f} s, draining: {flows_left} flows left ({elapsed - duration:.0f} s)"
-        self._since = time.monotonic()
-        self._show(f"{self._prefix()}: [{label}] {state}, cpu {cpu:3.0f}%")
-
-    def run_done(self) -> None:
-        self.done += 1
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        if sys.stderr.isatty():
-            sys.stderr.write("\n")
-
-
-def environment() -> dict:
-    """What produced the results: p4rcp's commit, the simple_switch and p4c builds, the kernel."""
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else "unknown"
-    build = bmv2_build()
-    return {"commit": git("rev-parse", "--short=12", "HEAD") + (" (with uncommitted changes)"
-                                                                if git("status", "--porcelain", "--untracked-files=no")
-                                                                else ""),
-            "simple_switch": f"{build['version']}{' (logging build)' if build['logging'] else ' (speed build)'}",
-            "p4c": tool_version("p4c") or "not installed", "kernel": platform.release(),
-            "machine": f"{os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2 ** 30:.0f} GiB"}
-
-
-def run_experiment(exp: Experiment, results: Path, options: RunOptions = RunOptions(),
-                   progress: Progress | None = None) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    root = results / exp.name / stamp
-    root.mkdir(parents=True)
-    shutil.copy(exp.source, root / exp.source.name)     # what ran, for --report
-    progress = progress or Progress(exp.run_count(), expected_run_s(exp))
-    runs = []
-    for variant in exp.variants():
-        for seed in exp.seeds:       # seeds outermost: the schemes of one seed run close together in time
-            for scheme in exp.schemes:
-                sub = root / (f"{variant.label}/" if variant.label else "") / scheme / f"seed{seed}"
-                runs.append((variant, scheme, sub, run_scheme(exp, variant, scheme, RunDir(sub), seed, options,
-                                                              progress)))
-                progress.run_done()
-    progress.phase(f"[{exp.name}] writing the report")
-    summary = write_report(exp, root, runs)
-    print(summary)
-    return root
-
-
-def expected_run_s(exp: Experiment) -> float:
-    """A run's wall time before any has been measured: its duration plus set-up and drain."""
-    return exp.duration_s + 10.0
-
-
-def hold(exp: Experiment, scheme_name: str, options: RunOptions, work: Path) -> None:
-    """The experiment's network (its first sweep point), its control plane and receivers running, at Mininet's
-    command line; everything is cleaned up when the CLI exits, as after a run."""
-    from mininet.cli import CLI   # only here: the command line needs a terminal or a script
-
-    variant = exp.variants()[0]
-    topology = variant.topology
-    scheme = exp.scheme(scheme_name)
-    out = RunDir(work)
-    work.mkdir(parents=True, exist_ok=True)
-    network = Network(topology, BUILD_JSON, work, rcp_params=exp.rcp_overrides(scheme),
-                      switch_options=options.switch_options(out)).start()
-    processes = []
-    try:
-        for name in receivers(exp):
-            processes.append(start_host(network, name, "receiver", hosts.recv(out.recv(name)), out))
-        print(hold_banner(exp, variant, scheme, work), flush=True)
-        CLI(network.net)
-    finally:
-        stop_processes([p.proc for p in processes])
-        network.stop()
-        print(f"topo.run: network stopped and cleaned up; records of the flows you ran are in {work}")
-
-
-def hold_banner(exp: Experiment, variant: Variant, scheme, work: Path) -> str:
-    topology = variant.topology
-    flows = [*exp.long_flows, *exp.poisson]
-    src, dst = (flows[0].sender, flows[0].receiver) if flows else (topology.senders[0], topology.receivers[0])
-    sw, port = topology.bottlenecks[0]
-    cli = f"{find_tool('simple_switch_CLI')} --thrift-port {topology.switch(sw).thrift_port}"
-    return f"""
-p4rcp: the network of {exp.name}{' (' + variant.label + ')' if variant.label else ''} is up, RCP's control plane \
-running ({scheme.name}: {scheme.describe(exp.rcp_params(scheme))}).
-Hosts: {', '.join(topology.hosts)}; receivers listening on {', '.join(receivers(exp))}. Bottleneck: {sw} port {port}.
-
-  Read R (kb/s) and the counters of the bottleneck port, from this prompt:
-    sh echo 'register_read {dp.REG_RATE} {dp.rate_cell(port)}' | {cli}     (the stamp of weight class 0)
-    sh echo 'counter_read {dp.COUNTER_INPUT} {port}' | {cli}
-    sh echo 'register_read {dp.REG_QUEUE_DEPTH} {port}' | {cli}
-  Start a flow by hand (1 MB, RCP; --cc tcp, allegro, vivace, fixed:5mbit ... as well):
-    {src} {hosts.HOST_BINARY} send --to {topology.hosts[dst].ip} --cc rcp --size 1M
-  The control loop's records: {work}/control_{sw}.jsonl
-  exit (or Ctrl-D) stops the network and cleans up.
-"""
+from p4rcp.toolchain import ROOT, ToolchainMissing, bmv2_build_line
+from topo.experiment import Experiment, ExperimentError, load_experiment, load_invocation, resolve
+from topo.host_check import check_with_hosts
+from topo.progress import Progress
+from topo.report import void_runs, write_report
 
 
 def report_again(root: Path) -> str:
@@ -475,10 +37,9 @@ def report_again(root: Path) -> str:
     saved = root / f"{first['experiment']}.toml"
     source = saved if saved.is_file() else resolve(first["experiment"])
     present = {m["scheme"] for _, m in metas}
-    declared = load_experiment(source, check_hosts=False).schemes
+    declared = load_experiment(source).schemes
     schemes = [s for s in declared if s in present] + sorted(present - set(declared))
-    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}),
-                          check_hosts=False)
+    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}))
     variants = {v.label: v for v in exp.variants()}
     missing = {m["variant"] for _, m in metas} - set(variants)
     if missing:
@@ -487,24 +48,6 @@ def report_again(root: Path) -> str:
     runs = sorted(((variants[m["variant"]], m["scheme"], d, m) for d, m in metas),
                   key=lambda r: (order.index(r[0].label), schemes.index(r[1])))
     return write_report(exp, root, runs)
-
-
-def preflight() -> dict:
-    """Everything a run needs, checked before any network is built; returns the simple_switch build."""
-    build = bmv2_build()
-    if not BUILD_JSON.is_file():
-        raise ToolchainMissing(f"{BUILD_JSON} missing: run 'make build'")
-    if not hosts.HOST_BINARY.is_file():
-        raise ToolchainMissing(f"{hosts.HOST_BINARY} missing: run 'make hosts'")
-    busy = [p for p in range(9090, 9100) if _port_in_use(p)]
-    if busy:
-        raise RuntimeError(f"Thrift ports {busy} are in use: is another simple_switch running?")
-    return build
-
-
-def _port_in_use(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _seeds(text: str) -> list[int]:
@@ -542,54 +85,51 @@ def main(argv=None) -> int:
         try:
             print(report_again(Path(args.experiment)))
         except ExperimentError as e:
-            print(f"topo.run: {e}", file=sys.stderr)
-            return 2
+            return refused(e)
         return 0
     if args.engine_option and args.engine != "ns3":
-        print("topo.run: --engine-option is for --engine ns3", file=sys.stderr)
-        return 2
+        return refused("--engine-option is for --engine ns3")
     try:
         experiments = load_invocation(args.experiment, args.schemes.split(",") if args.schemes else None,
                                       args.duration, _seeds(args.seeds) if args.seeds else None)
+        for exp in experiments:
+            check_with_hosts(exp)       # before any run: the host binary judges every scheme and workload
         if args.engine == "ns3":
             return run_ns3(experiments, args)
-        build = preflight()
     except (ExperimentError, ToolchainMissing, RuntimeError) as e:
-        print(f"topo.run: {e}", file=sys.stderr)
-        return 2
+        return refused(e)
+    return run_mininet(experiments, args)
+
+
+def refused(why) -> int:
+    """Why nothing ran, in one line; exit status 2."""
+    print(f"topo.run: {why}", file=sys.stderr)
+    return 2
+
+
+def run_mininet(experiments: list[Experiment], args) -> int:
+    """The experiments on the Mininet engine (topo/mininet), refused in one line before any network is built where
+    the machine lacks what a run needs."""
+    from topo.mininet import runner   # only here: ns-3 runs and reports need none of it
+
+    try:
+        build = runner.preflight()
+    except (ToolchainMissing, RuntimeError) as e:
+        return refused(e)
     if build["logging"]:
         print(bmv2_build_line(build), file=sys.stderr)
-    options = RunOptions(pcap=args.pcap, expose_control_ports=args.expose_control_ports, environment=environment())
+    options = runner.RunOptions(pcap=args.pcap, expose_control_ports=args.expose_control_ports,
+                                environment=runner.environment())
     if args.hold:
         exp = experiments[0]
-        hold(exp, exp.schemes[0], options, Path(args.out) / "hold" / time.strftime("%Y%m%d-%H%M%S"))
+        runner.hold(exp, exp.schemes[0], options, Path(args.out) / "hold" / time.strftime("%Y%m%d-%H%M%S"))
         return 0
     runs = sum(exp.run_count() for exp in experiments)
-    progress = Progress(runs, sum(exp.run_count() * expected_run_s(exp) for exp in experiments) / runs)
+    progress = Progress(runs, sum(exp.run_count() * runner.expected_run_s(exp) for exp in experiments) / runs)
     # A shell starting us in the background ignores SIGINT for us; Ctrl-C or kill -INT must still clean up.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    return run_all(experiments, lambda exp: run_experiment(exp, Path(args.out), options, progress), progress,
+    return run_all(experiments, lambda exp: runner.run_experiment(exp, Path(args.out), options, progress), progress,
                    "interrupted; network and processes cleaned up")
-
-
-def run_all(experiments: list[Experiment], run_one, progress: Progress, interrupted: str) -> int:
-    """Every experiment by run_one (it returns its results directory), then the void-run count; Ctrl-C or
-    SIGTERM stops them with `interrupted` (exit status 130)."""
-    # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    roots = []
-    try:
-        for exp in experiments:
-            roots.append(run_one(exp))
-            print(f"results: {roots[-1]}")
-    except KeyboardInterrupt:
-        print(f"\ntopo.run: {interrupted}", file=sys.stderr)
-        return 130
-    finally:
-        progress.close()
-    void, total, which = void_runs(roots)
-    print(f"void runs: {void} of {total}" + "".join(f"\n  {w}" for w in which))
-    return 0
 
 
 def run_ns3(experiments: list[Experiment], args) -> int:
@@ -612,6 +152,26 @@ def run_ns3(experiments: list[Experiment], args) -> int:
     progress = Progress(sum(exp.run_count() for exp in experiments))
     return run_all(experiments, lambda exp: runner.run_experiment(exp, Path(args.out), options, progress),
                    progress, "interrupted")
+
+
+def run_all(experiments: list[Experiment], run_one, progress: Progress, interrupted: str) -> int:
+    """Every experiment by run_one (it returns its results directory), then the void-run count; Ctrl-C or
+    SIGTERM stops them with `interrupted` (exit status 130)."""
+    # SIGTERM unwinds like Ctrl-C, so every finally block cleans up.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    roots = []
+    try:
+        for exp in experiments:
+            roots.append(run_one(exp))
+            print(f"results: {roots[-1]}")
+    except KeyboardInterrupt:
+        print(f"\ntopo.run: {interrupted}", file=sys.stderr)
+        return 130
+    finally:
+        progress.close()
+    void, total, which = void_runs(roots)
+    print(f"void runs: {void} of {total}" + "".join(f"\n  {w}" for w in which))
+    return 0
 
 
 if __name__ == "__main__":

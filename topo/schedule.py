@@ -1,23 +1,20 @@
 """What a run starts and when: the host commands of one scheme, sweep point and seed.
 
-The runner executes this schedule; before any network is built, the same commands go to the host binary
-with --check, so that every value the hosts will parse (scheme names, rates, size distributions, loads)
-is judged by the code that will use it.
+Each engine starts what it lists (the ns-3 engine asks the host binary for a Poisson source's arrivals,
+topo/ns3/workload.py); before any run, the runner has the host binary check the same commands
+(topo/host_check.py).
 """
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from topo import external, hosts
+from topo import hosts
 
 if TYPE_CHECKING:
     from topo.experiment import Experiment, Scheme, Variant
-
-CHECK_TIMEOUT_S = 10
 
 
 @dataclass
@@ -80,9 +77,8 @@ def schedule(exp: Experiment, variant: Variant, scheme: Scheme, seed: int,
         receiver_ip = topology.hosts[flow.receiver].ip
         flow_cc = "tcp" if i < variant.tcp_flows else flow.cc or cc
         if scheme.is_external and flow_cc == cc:
-            command = external.sender_command(scheme, sender_ip=topology.hosts[flow.sender].ip,
-                                              receiver_ip=receiver_ip, duration_s=stop - flow.start_s,
-                                              flow_id=flow_id)
+            command = scheme.sender_command(sender_ip=topology.hosts[flow.sender].ip, receiver_ip=receiver_ip,
+                                            duration_s=stop - flow.start_s, flow_id=flow_id)
         else:
             command = hosts.long_flow(receiver_ip, flow_cc, stop - flow.start_s, flow_id, out.flows(flow.sender),
                                       out.trace(flow.sender), dscp=flow.dscp)
@@ -101,52 +97,6 @@ def schedule(exp: Experiment, variant: Variant, scheme: Scheme, seed: int,
 
 def receivers(exp: Experiment) -> list[str]:
     return sorted({f.receiver for f in [*exp.long_flows, *exp.poisson]})
-
-
-def check_with_hosts(exp: Experiment) -> None:
-    """Every host command of every scheme and sweep point, checked by the host binary (--check: it parses and
-    validates its arguments as a start would, then exits without opening a socket or a file). Raises
-    ValueError with the binary's one-line answer, naming the scheme and the flow."""
-    if not hosts.HOST_BINARY.is_file():
-        raise ValueError(f"{hosts.HOST_BINARY} is missing: run 'make hosts' (it judges schemes and workloads)")
-    where = exp.source.name
-    for name in exp.schemes:
-        if exp.scheme(name).is_external:
-            continue                      # another program's commands: p4rcp cannot judge them
-        cc = exp.scheme(name).cc
-        refused = _refused(hosts.single_flow("127.0.0.1", cc, 1))
-        if refused and name in exp.scheme_tables:
-            raise ValueError(f"{where}: [scheme.{name}]: unknown cc {cc!r}: {refused}")
-        if refused:
-            raise ValueError(f"{where}: unknown schemes [{name!r}] (neither a [scheme.NAME] table nor a scheme of "
-                             f"the hosts): {refused}")
-    out = RunDir(Path("/nonexistent/p4rcp-check"))     # --check opens no file
-    checked = set()
-    for variant in exp.variants():
-        for name in exp.schemes:
-            scheme = exp.scheme(name)
-            if scheme.is_external:
-                continue
-            commands = [(f"{where} of {name}", cmd) for where, cmd in
-                        [(f"receiver {r}", hosts.recv(out.recv(r))) for r in receivers(exp)]
-                        + [(f"{item.kind} flow of {item.host}", item.command)
-                           for item in schedule(exp, variant, scheme, exp.seeds[0], out)
-                           if isinstance(item, Launch)]]
-            for what, cmd in commands:
-                key = tuple(cmd)
-                if key in checked:
-                    continue
-                checked.add(key)
-                refused = _refused(cmd)
-                if refused:
-                    raise ValueError(f"{where}: {what}{' (' + variant.label + ')' if variant.label else ''}: "
-                                     f"{refused}")
-
-
-def _refused(command: list[str]) -> str | None:
-    """None if the host binary accepts the command (--check), else the line that says why not."""
-    done = subprocess.run(command + ["--check"], capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
-    return first_error_line(done.stderr + done.stdout) if done.returncode != 0 else None
 
 
 def first_error_line(text: str) -> str:

@@ -13,9 +13,10 @@ import pytest
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
-from control_plane.loop import ControlLoop, RcpParams, program_switch
+from control_plane.loop import ControlLoop, program_switch
+from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
-from p4rcp.bmv2 import SimpleSwitch
+from p4rcp.params import RcpParams
 from p4rcp.protocol import RCP
 from p4rcp.testing import BUILD_JSON, require_toolchain
 from p4rcp.topology import Route, Switch, SwitchPort

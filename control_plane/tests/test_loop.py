@@ -3,9 +3,10 @@ import time
 
 import pytest
 
-from control_plane.loop import ControlLoop, CounterWentBackwards, RcpParams, counter_delta
+from control_plane.loop import ControlLoop, CounterWentBackwards, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
 from p4rcp import dataplane as dp
+from p4rcp.params import RcpParams
 from p4rcp.topology import Switch, SwitchPort, TopologyError, build_topology
 
 TOPO = build_topology({"kind": "dumbbell", "pairs": 2, "rtt_ms": 40, "bottleneck_mbps": 12,
@@ -338,7 +339,7 @@ def test_unknown_d0_estimator_is_refused():
 def _full_interval_with(loop, driver, clock, params, *, arrivals, departures):
     """One interval after the first: the link full (y = C), `arrivals` SYNs and `departures` LAST packets. The
     record, what the law alone gives (gains 0.4 / 0.4, d0 0.1 s) and R before it."""
-    from control_plane.rcp_law import rcp_rate
+    from p4rcp.rcp_law import rcp_rate
     loop.step()
     R0 = loop.ports[PORT].R_bps
     y_bytes = int(C / 8 * 0.01)
@@ -351,7 +352,7 @@ def _full_interval_with(loop, driver, clock, params, *, arrivals, departures):
 
 def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their_syns():
     from p4rcp import dataplane as dp
-    from control_plane.rcp_law import rcp_feedforward, rcp_syn_rates
+    from p4rcp.rcp_law import rcp_feedforward, rcp_syn_rates
     params = RcpParams(queue_packet_bytes=1000, feedforward=True)
     loop, driver, clock, _ = make_loop(params)
     assert driver.syn_rates == {p: (0, [dp.RATE_NONE] * dp.SYN_RATES) for p in S1.ports}, (
@@ -366,7 +367,7 @@ def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their
 
 
 def test_the_feedforward_gain_reaches_the_law_and_needs_the_feedforward():
-    from control_plane.rcp_law import rcp_feedforward
+    from p4rcp.rcp_law import rcp_feedforward
     params = RcpParams(queue_packet_bytes=1000, feedforward=True, feedforward_gain=0.75)
     loop, driver, clock, _ = make_loop(params)
     rec, law, R0 = _full_interval_with(loop, driver, clock, params, arrivals=3, departures=1)

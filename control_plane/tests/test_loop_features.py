@@ -2,12 +2,13 @@
 
 import pytest
 
-from control_plane.loop import ControlLoop, RcpParams
-from control_plane.policing import police_allowance, police_limit
-from control_plane.rcp_law import stamp_rate
+from control_plane.loop import ControlLoop
 from control_plane.tests.fake_driver import FakeDriver
 from control_plane.tests.test_loop import PORT, S1, TOPO, C, Clock
 from p4rcp import dataplane as dp
+from p4rcp.params import RcpParams
+from p4rcp.police import police_allowance, police_limit
+from p4rcp.rcp_law import stamp_rate
 
 EPOCH = dp.POLICE_EPOCH_S["v1model"]
 

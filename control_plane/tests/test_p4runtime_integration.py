@@ -17,9 +17,10 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from control_plane.loop import ControlLoop, RcpParams
+from control_plane.loop import ControlLoop
 from control_plane.p4runtime import P4RuntimeDriver, P4RuntimeUnsupported
-from p4rcp.bmv2 import SimpleSwitch
+from control_plane.simple_switch import SimpleSwitch
+from p4rcp.params import RcpParams
 from p4rcp.protocol import RCP
 from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import BUILD_JSON, BUILD_P4INFO, ROOT

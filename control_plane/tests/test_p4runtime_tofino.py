@@ -7,10 +7,11 @@ from pathlib import Path
 import finsy as fy
 import pytest
 
-from control_plane.loop import ControlLoop, RcpParams
+from control_plane.loop import ControlLoop
 from control_plane.p4runtime import P4RuntimeDriver
 from control_plane.tests.fake_p4runtime import FakeTofino
 from p4rcp import dataplane as dp
+from p4rcp.params import RcpParams
 from p4rcp.topology import build_topology
 
 FIXTURE = Path(__file__).with_name("fixtures") / "p4rcp.p4info.txtpb"

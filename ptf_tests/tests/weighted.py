@@ -1,8 +1,9 @@
 """Weighted sharing: each packet is stamped with its (output port, weight class) cell, its class from its DSCP."""
 
 from base import PORTS, ROUTES, RcpTest, rcp_packet, routed
-from control_plane.loop import ControlLoop, RcpParams
+from control_plane.loop import ControlLoop
 from p4rcp import dataplane as dp
+from p4rcp.params import RcpParams
 from p4rcp.topology import Switch, SwitchPort
 
 GOLD, SILVER, UNMAPPED = 46, 10, 20          # DSCP values

@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_plane.loop import ControlLoop, RcpParams, program_switch
+from control_plane.loop import ControlLoop, program_switch
+from p4rcp.params import RcpParams
 from topo.experiment import Experiment, Scheme, Variant
 from topo.ns3 import build
 from topo.ns3.driver import Ns3Driver

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from topo.analysis import load_unit
+from p4rcp.analysis import load_unit
 from topo.report.figures import make_plots
 from topo.report.metrics import aggregate, metrics
 from topo.report.runs import load_run, read_jsonl, void_runs

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from topo.analysis import bin_fct, fct_ps, jain_index, load_unit, log_bins, service_bytes  # noqa: E402
+from p4rcp.analysis import bin_fct, fct_ps, jain_index, load_unit, log_bins, service_bytes  # noqa: E402
 from topo.report.metrics import _rtt, sample_weights  # noqa: E402
 
 SAMPLE_BIN_S = 0.5   # per-flow rates over time are averaged over this

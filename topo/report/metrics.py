@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from topo.analysis import (Spread, bin_fct, data_packets, fct_ps, jain_index, load_unit, max_min_shares,
+from p4rcp.analysis import (Spread, bin_fct, data_packets, fct_ps, jain_index, load_unit, max_min_shares,
                            measured_load, percentile, service_bytes, time_to_share, utilisation)
 
 

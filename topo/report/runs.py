@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from topo.analysis import join_receiver_times
+from p4rcp.analysis import join_receiver_times
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from topo.analysis import Spread
+from p4rcp.analysis import Spread
 from topo.report.metrics import PACKET_DECADES
 
 # Per-run figures of the summary table (topo/report/metrics.py, SCALARS): (key, header, format). A column
@@ -166,7 +166,7 @@ def max_min_table(rows: list[tuple[str, dict]]) -> str:
 
 def setting(exp, variant, unit: str) -> str:
     """The network and the runs, in one paragraph: what a reader needs to judge the numbers; `unit` is what the
-    runs' load counted (topo.analysis.LOAD_UNITS)."""
+    runs' load counted (p4rcp.analysis.LOAD_UNITS)."""
     topology = variant.topology
     links = []
     for sw, port in topology.bottlenecks:

@@ -3,13 +3,15 @@ import re
 import pytest
 
 from topo.experiment import EXPERIMENTS_DIR, ExperimentError, load_experiment, load_suite, resolve
+from topo.host_check import check_with_hosts
 
 
-def test_every_shipped_experiment_loads():
+def test_every_shipped_experiment_loads_and_the_host_binary_accepts_it():
     for path in EXPERIMENTS_DIR.glob("*.toml"):
         suite = load_suite(path)
         for member in suite.members if suite else [path]:
             exp = load_experiment(member, suite.schemes if suite else None)
+            check_with_hosts(exp)
             assert exp.variants(), member
 
 
@@ -68,7 +70,7 @@ def test_bad_experiments_are_explained(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(ExperimentError, match=message):
-        load_experiment(path)
+        check_with_hosts(load_experiment(path))
 
 
 def test_unknown_experiment_lists_known_ones():
@@ -80,7 +82,9 @@ def test_a_fixed_rate_scheme_is_accepted_for_calibration(tmp_path):
     path = tmp_path / "calibrate.toml"
     path.write_text('topology = "dumbbell"\nduration_s = 5\nschemes=["fixed:8.5mbit"]\n[[long]]\nsender="h1"\n'
                     'receiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n')
-    assert load_experiment(path).schemes == ["fixed:8.5mbit"]
+    exp = load_experiment(path)
+    check_with_hosts(exp)
+    assert exp.schemes == ["fixed:8.5mbit"]
 
 
 def test_named_schemes_set_rcp_gains_and_tcp_windows(tmp_path):
@@ -101,11 +105,11 @@ def test_named_schemes_set_rcp_gains_and_tcp_windows(tmp_path):
 
 
 def test_the_summary_names_each_schemes_router_features():
-    exp = load_experiment(resolve("weighted"), check_hosts=False)
+    exp = load_experiment(resolve("weighted"))
     weighted = exp.scheme("rcp").describe(exp.rcp_params(exp.scheme("rcp")))
     assert "weights by DSCP 10: 0.5, 46: 0.25 (any other DSCP 1)" in weighted
     assert "weights" not in exp.scheme("rcp-unweighted").describe(exp.rcp_params(exp.scheme("rcp-unweighted")))
-    flash = load_experiment(resolve("flash-crowd"), check_hosts=False)
+    flash = load_experiment(resolve("flash-crowd"))
     assert "feedforward" in flash.scheme("rcp-ff").describe(flash.rcp_params(flash.scheme("rcp-ff")))
-    police = load_experiment(resolve("policing"), check_hosts=False)
+    police = load_experiment(resolve("policing"))
     assert "policing" in police.scheme("rcp-police").describe(police.rcp_params(police.scheme("rcp-police")))

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from p4rcp.topology import TopologyError, load_topology
 from topo import experiment
 from topo.experiment import EXPERIMENTS_DIR, TOPOLOGIES_DIR, ExperimentError, load_experiment, load_invocation
+from topo.host_check import check_with_hosts
 
 EXPERIMENT_FILES = sorted(p for p in EXPERIMENTS_DIR.glob("*.toml") if "suite" not in tomllib.loads(p.read_text()))
 TOPOLOGY_FILES = sorted(TOPOLOGIES_DIR.glob("*.toml"))
@@ -110,6 +111,7 @@ def test_a_mutated_experiment_loads_as_written_or_stops_with_one_line(tmp_path, 
     path.write_text(tomli_w.dumps(data))
     try:
         [exp] = load_invocation(str(path))
+        check_with_hosts(exp)
     except ExperimentError as e:
         one_line(e, source.name)
         return
@@ -163,7 +165,7 @@ def test_unknown_keys_are_refused_at_every_level(tmp_path):
         path = tmp_path / "fct.toml"
         path.write_text(tomli_w.dumps(data))
         with pytest.raises(ExperimentError, match=re.escape(f"fct.toml {where}: unknown key")):
-            load_experiment(path, check_hosts=False)
+            load_experiment(path)
 
 
 def test_an_impossible_workload_stops_before_any_network(tmp_path):
@@ -173,5 +175,5 @@ def test_an_impossible_workload_stops_before_any_network(tmp_path):
     path = tmp_path / "fct-short.toml"
     path.write_text(tomli_w.dumps(data))
     with pytest.raises(ExperimentError, match=r"fct-short.toml: poisson flow of h1 of rcp: .*shape"):
-        load_experiment(path)
+        check_with_hosts(load_experiment(path))
 

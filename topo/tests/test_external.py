@@ -1,4 +1,4 @@
-"""External schemes (topo/external.py): another program's sender and receiver, measured by p4rcp."""
+"""External schemes: another program's sender and receiver, measured by p4rcp (topo/mininet/external.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import wrpcap
 
-from topo import external
 from topo.experiment import ExperimentError, Scheme, load_experiment
+from topo.mininet import external
 
 BASE = ('topology = "dumbbell"\nduration_s = 10\nschemes = ["ref"]\n[topology_params]\npairs = 1\n'
         'bottleneck_mbps = 10\n[[long]]\nsender = "h1"\nreceiver = "r1"\n')
@@ -30,9 +30,9 @@ def test_an_external_scheme_is_two_command_templates(tmp_path):
     exp = load_experiment(write(tmp_path, BASE + IPERF))
     scheme = exp.scheme("ref")
     assert scheme.is_external and scheme.port == 5201
-    assert external.sender_command(scheme, sender_ip="10.0.0.1", receiver_ip="10.0.0.2", duration_s=10.0,
-                                   flow_id=1000) == ["iperf", "-c", "10.0.0.2", "-u", "-p", "5201", "-b", "4M", "-t", "10"]
-    assert external.receiver_command(scheme, receiver_ip="10.0.0.2") == ["iperf", "-s", "-u", "-p", "5201"]
+    assert scheme.sender_command(sender_ip="10.0.0.1", receiver_ip="10.0.0.2", duration_s=10.0,
+                                 flow_id=1000) == ["iperf", "-c", "10.0.0.2", "-u", "-p", "5201", "-b", "4M", "-t", "10"]
+    assert scheme.receiver_command(receiver_ip="10.0.0.2") == ["iperf", "-s", "-u", "-p", "5201"]
     assert "external programs" in scheme.describe(exp.rcp_params(scheme))
 
 

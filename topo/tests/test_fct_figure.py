@@ -12,9 +12,9 @@ import math
 import matplotlib.figure
 import pytest
 
+from p4rcp.analysis import fct_ps, service_bytes
 from p4rcp.toolchain import ROOT
 from p4rcp.topology import load_topology
-from topo.analysis import fct_ps, service_bytes
 from topo.report.figures import FIGURE_BINS_PER_DECADE, figure_bins, plot_fct
 
 TOPOLOGY = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml")

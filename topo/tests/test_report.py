@@ -5,13 +5,13 @@ import shutil
 
 import pytest
 
-from topo.experiment import ExperimentError
-from topo.run import report_again
+from p4rcp.toolchain import ROOT
 from p4rcp.topology import load_topology
+from topo.experiment import ExperimentError
 from topo.report import void_runs
 from topo.report.metrics import _times_to_fair_share, aggregate
 from topo.report.tables import summary_table
-from p4rcp.toolchain import ROOT
+from topo.run import report_again
 
 TOPOLOGY = load_topology(ROOT / "topo" / "topologies" / "dumbbell.toml")
 
@@ -285,7 +285,7 @@ def test_flows_starting_an_rtt_apart_are_separate_joins():
 def test_the_sweep_figure_takes_seeds_that_agree(tmp_path):
     from types import SimpleNamespace
 
-    from topo.analysis import Spread
+    from p4rcp.analysis import Spread
     from topo.report.figures import plot_sweep
     agreed = Spread.of([0.1, 0.1, 0.1])            # fmean: 0.10000000000000002, which the error bars refused
     assert agreed.lo <= agreed.mean <= agreed.hi

@@ -4,7 +4,7 @@ import json
 
 from topo import hosts
 from topo.experiment import load_experiment, resolve
-from topo.run import host_problems
+from topo.mininet.runner import host_problems
 from topo.schedule import RunDir
 
 
@@ -48,7 +48,7 @@ def test_a_flow_of_its_own_scheme_a_dscp_and_tcp_flows_reach_the_senders_command
 
 
 def test_progress_gives_no_time_left_before_it_can_know_it():
-    from topo.run import Progress
+    from topo.progress import Progress
     unknown = Progress(6)                      # the ns-3 engine: no estimate before a run ends
     assert unknown._prefix() == "run 1 of 6, time left known after the first run"
     unknown.done, unknown.started = 1, unknown.started - 60    # one run in 60 s: 5 more

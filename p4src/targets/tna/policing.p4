@@ -13,7 +13,7 @@
 // the same but for a bucket below the allowance, where Tofino counts up to one packet less), and row 0
 // has no cap on a bucket carried into a new epoch (a flow that was far above its allowance stays in
 // row 1, which meters it, until its row-0 bucket has leaked back under the limit). The allowance is at
-// least one frame (control_plane/policing.py), so the first packet of an epoch always fits in row 1.
+// least one frame (p4rcp/police.py), so the first packet of an epoch always fits in row 1.
 
 control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<48> timestamp_ns,
                 in PortId_t port, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {

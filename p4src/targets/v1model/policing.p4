@@ -10,7 +10,7 @@
 // a flow sharing its cell, sends above the allowance) goes on to row 1, which counts the packets it lets
 // through and drops the rest. So a packet is dropped only when both its cells are over, as in a count-min
 // sketch, and a compliant packet pays for one cell. The epoch is the data plane's own clock; the control
-// plane writes the allowance and the limit per (port, class) from R (control_plane/policing.py) and never
+// plane writes the allowance and the limit per (port, class) from R (p4rcp/police.py) and never
 // touches a cell. No timestamp is multiplied by a rate.
 #ifndef P4RCP_V1MODEL_POLICING_P4
 #define P4RCP_V1MODEL_POLICING_P4

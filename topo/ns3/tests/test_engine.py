@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from p4rcp.analysis import measured_load
 from topo import hosts
-from topo.analysis import measured_load
 from topo.experiment import load_experiment, resolve
 from topo.ns3 import runner
 from topo.ns3.engine import refusal, tcp_algorithm
@@ -15,7 +15,7 @@ from topo.schedule import Launch, RunDir, long_flow_id, schedule
 
 
 def test_schemes_it_cannot_run_are_refused_naming_scheme_and_engine():
-    exp = load_experiment(resolve("fct-short"), check_hosts=False)    # rcp, tcp, allegro, vivace
+    exp = load_experiment(resolve("fct-short"))    # rcp, tcp, allegro, vivace
     assert refusal(exp, "rcp") is None and refusal(exp, "tcp") is None
     why = refusal(exp, "allegro")
     assert "allegro" in why and "ns-3 engine" in why and "\n" not in why
@@ -24,11 +24,11 @@ def test_schemes_it_cannot_run_are_refused_naming_scheme_and_engine():
 
 def test_router_features_the_model_lacks_are_refused_naming_them():
     for name, says in [("weighted", "weighted sharing"), ("policing", "policing")]:
-        exp = load_experiment(resolve(name), check_hosts=False)
+        exp = load_experiment(resolve(name))
         refused = {s: refusal(exp, s) for s in exp.schemes if exp.scheme(s).cc == "rcp"}
         assert any(why and says in why and "Mininet" in why for why in refused.values()), (name, refused)
     # the model has the feedforward
-    plain = load_experiment(resolve("flash-crowd"), check_hosts=False)
+    plain = load_experiment(resolve("flash-crowd"))
     assert all(refusal(plain, s) is None for s in ("rcp", "rcp-ff", "rcp-papers"))
 
 
@@ -37,7 +37,7 @@ def test_tcp_variants_map_to_ns3_congestion_controls(tmp_path):
     path.write_text('topology = "dumbbell"\nschemes = ["tcp", "tcp:reno", "tcp:bbr", "iw2"]\nduration_s = 5\n'
                     '[scheme.iw2]\ncc = "tcp:cubic"\ninitcwnd = 2\n'
                     '[[long]]\nsender = "h1"\nreceiver = "r1"\n')
-    exp = load_experiment(path, check_hosts=False)
+    exp = load_experiment(path)
     assert tcp_algorithm(exp.scheme("tcp")) == "ns3::TcpCubic"
     assert tcp_algorithm(exp.scheme("iw2")) == "ns3::TcpCubic"
     assert tcp_algorithm(exp.scheme("tcp:reno")) == "ns3::TcpNewReno"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.rcp_law import rcp_rate
 from p4rcp.dataplane import rate_cell
+from p4rcp.rcp_law import rcp_rate
 from topo.experiment import load_experiment
 from topo.ns3 import build
 from topo.schedule import RunDir
@@ -41,7 +41,7 @@ def experiment(tmp_path: Path, flows: list[float], duration_s: float, name: str 
         lines += ["[[long]]", f'sender = "h{i + 1}"', f'receiver = "r{i + 1}"', f"start_s = {start}"]
     path = tmp_path / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n")
-    return load_experiment(path, check_hosts=False)
+    return load_experiment(path)
 
 
 def start_run(ns3, exp, root: Path, router=None):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from topo.network import remove_stale_interfaces
+from topo.mininet.network import remove_stale_interfaces
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="creates veth pairs: needs root")
 

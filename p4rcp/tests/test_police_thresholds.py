@@ -1,8 +1,8 @@
-"""The policing thresholds the control plane writes, by hand computation."""
+"""The policing thresholds the control plane writes (p4rcp/police.py), by hand computation."""
 
 import pytest
 
-from control_plane.policing import police_allowance, police_limit
+from p4rcp.police import police_allowance, police_limit
 
 
 def test_allowance_is_one_epoch_of_the_largest_stamp_with_the_margin():

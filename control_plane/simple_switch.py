@@ -1,4 +1,4 @@
-"""Start and stop one simple_switch process, waiting on real readiness."""
+"""Start and stop one simple_switch process, ready when its Thrift server answers the driver (bmv2_thrift.py)."""
 
 from __future__ import annotations
 

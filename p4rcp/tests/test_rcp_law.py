@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from control_plane.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
+from p4rcp.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3

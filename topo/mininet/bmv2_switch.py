@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from mininet.node import Switch
 
-from p4rcp.bmv2 import SimpleSwitch
+from control_plane.simple_switch import SimpleSwitch
 
 
 class Bmv2Switch(Switch):
     """simple_switch in the root namespace; Mininet port numbers are bmv2 port
     numbers. Thrift on ``thrift_port``, reachable from this machine only unless
-    ``expose_control_ports`` (p4rcp.bmv2.SimpleSwitch); logging and pcap only
+    ``expose_control_ports`` (control_plane.simple_switch.SimpleSwitch); logging and pcap only
     when ``log_file`` / ``pcap_dir`` are given."""
 
     def __init__(self, name, json_path=None, thrift_port=None, device_id=0, log_file=None, pcap_dir=None,

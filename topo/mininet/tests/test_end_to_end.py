@@ -18,8 +18,8 @@ import pytest
 from p4rcp.testing import require_toolchain
 from topo import hosts
 from topo.experiment import load_experiment
+from topo.mininet.runner import run_scheme
 from topo.report import read_jsonl
-from topo.run import run_scheme
 from topo.schedule import RunDir
 
 SETTLE_S = 5.0

@@ -1,6 +1,6 @@
 import pytest
 
-from topo.analysis import (Spread, bin_fct, fct_ps, jain_index, join_receiver_times, log_bins, max_min_shares,
+from p4rcp.analysis import (Spread, bin_fct, fct_ps, jain_index, join_receiver_times, log_bins, max_min_shares,
                            measured_load, percentile, service_bytes, time_to_share,
                            utilisation)
 

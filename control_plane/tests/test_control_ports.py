@@ -1,4 +1,4 @@
-"""Only this machine reaches a switch's control ports (p4rcp/control_ports.py, p4rcp/bmv2.py).
+"""Only this machine reaches a switch's control ports (p4rcp/control_ports.py, control_plane/simple_switch.py).
 
 A network namespace of the test's own stands for another host: it is joined to the root namespace by a
 veth with an address on each end and connects to the root namespace's address, as a host on the lab's
@@ -17,8 +17,8 @@ import time
 import pytest
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from control_plane.simple_switch import SimpleSwitch
 from p4rcp import control_ports
-from p4rcp.bmv2 import SimpleSwitch
 from p4rcp.control_ports import ControlPortGuard, guard_rules, remove_stale_rules
 from p4rcp.testing import BUILD_JSON, require_toolchain
 from p4rcp.veth import VethPairs, free_tcp_port

@@ -1,17 +1,17 @@
-"""External schemes: another program's sender and receiver in p4rcp's network, measured by p4rcp.
+"""External schemes on Mininet: another program's sender and receiver in p4rcp's network, measured by p4rcp.
 
 An experiment names the commands that start the program's receiver and sender (`[scheme.NAME]` with
-`sender`, `receiver`, `port`; topo/experiment.py). p4rcp runs them like its own hosts and measures what it
-delivered itself, so that no per-program adapter is needed: a capture of the flow's packets at the receiving
-host (headers only), from which the delivered payload over time becomes the same flow record and goodput
-samples p4rcp's own senders write. Duplicates of TCP segments are counted once; UDP payload is counted as it
-arrives (a program's own retransmissions, if any, included).
+`sender`, `receiver`, `port`; topo/experiment.py, Scheme.sender_command and receiver_command). The runner
+starts them like its own hosts (runner.py) and measures what they delivered itself, so that no per-program
+adapter is needed: a capture of the flow's packets at the receiving host (headers only), from which the
+delivered payload over time becomes the same flow record and goodput samples p4rcp's own senders write.
+Duplicates of TCP segments are counted once; UDP payload is counted as it arrives (a program's own
+retransmissions, if any, included).
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,16 +23,6 @@ if TYPE_CHECKING:
 
 SNAPLEN = 128               # bytes of each packet the capture keeps: the headers
 SAMPLE_S = 0.02             # goodput samples, as p4rcp-host's long flows write them (topo/hosts.py)
-
-
-def sender_command(scheme: Scheme, *, sender_ip: str, receiver_ip: str, duration_s: float, flow_id: int) -> list[str]:
-    return shlex.split(scheme.sender.format(sender_ip=sender_ip, receiver_ip=receiver_ip, port=scheme.port,
-                                            duration_s=f"{duration_s:g}", flow_id=flow_id))
-
-
-def receiver_command(scheme: Scheme, *, receiver_ip: str) -> list[str]:
-    return shlex.split(scheme.receiver.format(sender_ip="", receiver_ip=receiver_ip, port=scheme.port,
-                                              duration_s="", flow_id=""))
 
 
 def capture_command(interface: str, sender_ip: str, port: int, path: Path) -> list[str]:

@@ -1,6 +1,7 @@
 """Whether the machine, not the network, limited a run: CPU samples, other processes, bmv2's unread input.
 
-A run is INVALID when any of these says so (docs/experiments.md, "Valid runs").
+A run is INVALID when any of these says so (docs/experiments.md, "Valid runs"). The engine says how many
+frames each switch has not read yet (Monitor.unread; on Mininet, topo/mininet/network.py's InputCounts).
 """
 
 from __future__ import annotations
@@ -10,12 +11,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import psutil
-
-from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from topo.network import Network
 
 # A run is INVALID when the machine, not the network, limited it.
 CPU_SATURATED_PCT = 95.0        # total CPU, all cores
@@ -130,27 +127,3 @@ class Monitor:
             if busy / n > SATURATED_SAMPLE_SHARE:
                 problems.append(f"simple_switch {name} >= {SWITCH_SATURATED_PCT:.0f}% of a core in {busy}/{n} samples")
         return problems
-
-
-@dataclass
-class InputCounts:
-    """Per switch: frames the kernel delivered to its interfaces, and frames its pipeline counted. Their
-    difference is what bmv2 has not read yet, or never will (its libpcap rings overflowed)."""
-    network: Network
-    _drivers: dict[str, Bmv2ThriftDriver] = field(default_factory=dict)
-
-    def read(self) -> dict[str, tuple[int, int]]:
-        counts = {}
-        for sw in self.network.topology.switches.values():
-            if sw.name not in self._drivers:
-                self._drivers[sw.name] = Bmv2ThriftDriver(sw.thrift_port)
-                self._drivers[sw.name].connect()
-            kernel = sum(int(Path(f"/sys/class/net/{sw.name}-eth{port}/statistics/rx_packets").read_text())
-                         for port in sw.ports)
-            pipeline = sum(self._drivers[sw.name].read_ingress_packets(port) for port in sw.ports)
-            counts[sw.name] = (kernel, pipeline)
-        return counts
-
-    def close(self) -> None:
-        for driver in self._drivers.values():
-            driver.close()

@@ -22,12 +22,13 @@ from mininet.node import Host
 from mininet.topo import Topo
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from control_plane.loop import ControlLoop, RcpParams, program_switch
+from control_plane.loop import ControlLoop, program_switch
 from p4rcp import dataplane as dp
+from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
 from p4rcp.topology import ETHERNET_HEADER_BYTES, Topology
 from topo import hosts
-from topo.bmv2_switch import Bmv2Switch
+from topo.mininet.bmv2_switch import Bmv2Switch
 
 log = logging.getLogger("topo")
 
@@ -313,3 +314,27 @@ class Network:
         if self.net is not None:
             self.net.stop()
             self.net = None
+
+
+@dataclass
+class InputCounts:
+    """Per switch: frames the kernel delivered to its interfaces, and frames its pipeline counted. Their
+    difference is what bmv2 has not read yet, or never will (its libpcap rings overflowed)."""
+    network: Network
+    _drivers: dict[str, Bmv2ThriftDriver] = field(default_factory=dict)
+
+    def read(self) -> dict[str, tuple[int, int]]:
+        counts = {}
+        for sw in self.network.topology.switches.values():
+            if sw.name not in self._drivers:
+                self._drivers[sw.name] = Bmv2ThriftDriver(sw.thrift_port)
+                self._drivers[sw.name].connect()
+            kernel = sum(int(Path(f"/sys/class/net/{sw.name}-eth{port}/statistics/rx_packets").read_text())
+                         for port in sw.ports)
+            pipeline = sum(self._drivers[sw.name].read_ingress_packets(port) for port in sw.ports)
+            counts[sw.name] = (kernel, pipeline)
+        return counts
+
+    def close(self) -> None:
+        for driver in self._drivers.values():
+            driver.close()
