@@ -58,9 +58,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "policing's frame; default: the topology's data_frame_bytes")
     ap.add_argument("--dscp-weight", action="append", default=[], metavar="DSCP=W",
                     help="weight (0 < W <= 1) of packets with this DSCP; repeat; unnamed DSCP values have weight 1 "
-                         "(docs/protocol.md, 'Weights')")
+                         "(docs/design.md, 'Weights')")
     ap.add_argument("--police", action="store_true", help="police forward RCP flows above their stamp "
-                    "(docs/dataplane.md, 'Policing')")
+                    "(docs/design.md, 'Policing')")
     return ap.parse_args(argv)
 
 

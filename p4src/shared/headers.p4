@@ -15,7 +15,7 @@ header ethernet_h {
 header ipv4_h {
     bit<4>      version;
     bit<4>      ihl;
-    bit<6>      dscp;       // DiffServ code point: the packet's weight class (docs/protocol.md, "Weights")
+    bit<6>      dscp;       // DiffServ code point: the packet's weight class (docs/design.md, "Weights")
     bit<2>      ecn;
     bit<16>     total_len;
     bit<16>     identification;

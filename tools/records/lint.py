@@ -152,11 +152,13 @@ TOP_LEVEL = ("p4src/", "control_plane/", "topo/", "hosts/", "p4rcp/", "tools/", 
 PLACEHOLDER = re.compile(r"[A-Z]{3,}|[*{}<>]|\.\.\.")
 CODE_PATH = re.compile(r"`([\w.-]+(?:/[\w.-]+)+/?)`")
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#([^)\s]+))?\)")
-SECTION_REF = re.compile(r"`?((?:docs/)?[\w-]+\.md|hosts/README\.md)`?,?\s+\"([^\"]+)\"")
+SECTION_REF = re.compile(r"`?((?:\.\./)?(?:docs/)?[\w-]+\.md|hosts/README\.md|README)`?\)?(?:'s)?,?\s+"
+                         r"[\"']([^\"']+)[\"']")
 
 
 def _headings(path: Path) -> list[str]:
-    return [line.lstrip("#").strip() for line in path.read_text().splitlines() if re.match(r"^#{1,6} ", line)]
+    return [line.lstrip("#").strip().replace("`", "") for line in path.read_text().splitlines()
+            if re.match(r"^#{1,6} ", line)]
 
 
 def _anchor(heading: str) -> str:
@@ -196,13 +198,37 @@ def references(path: Path, root: Path = ROOT) -> list[Finding]:
                 found.append(Finding(name, n, f"links to {target}, which does not exist", line))
             elif anchor and resolved.suffix == ".md" and anchor not in {_anchor(h) for h in _headings(resolved)}:
                 found.append(Finding(name, n, f"links to #{anchor}, which {target} has no heading for", line))
-        for match in SECTION_REF.finditer(line):
-            target, section = match.group(1), match.group(2)
-            doc = _resolve(path, target if "/" in target else f"docs/{target}", root) or _resolve(path, target, root)
-            if doc is None:
-                found.append(Finding(name, n, f"names {target}, which does not exist", line))
-            elif not any(h == section or h.startswith(section) for h in _headings(doc)):
-                found.append(Finding(name, n, f"names section \"{section}\" of {target}, which has none", line))
+        found += _section_references(path, name, n, line, root)
+    return found
+
+
+def _section_references(path: Path, name: str, n: int, line: str, root: Path) -> list[Finding]:
+    """`docs/design.md, "Policing"`, [design.md](design.md), "Policing", README, 'The toolchain': the document
+    must have a heading that starts with the section's name."""
+    found = []
+    for match in SECTION_REF.finditer(line):
+        target, section = match.group(1), match.group(2).replace("`", "")
+        target = "README.md" if target == "README" else target
+        doc = _resolve(path, target, root) or _resolve(path, f"docs/{target}", root)
+        if doc is None:
+            found.append(Finding(name, n, f"names {target}, which does not exist", line))
+        elif not any(h.startswith(section) for h in _headings(doc)):
+            found.append(Finding(name, n, f"names section \"{section}\" of {target}, which has none", line))
+    return found
+
+
+CODE_SUFFIXES = {".py", ".rs", ".p4", ".cc", ".h", ".toml", ".lua", ".sh"}
+
+
+def code_references(root: Path = ROOT) -> list[Finding]:
+    """Documents and sections that the code, its comments and the experiment files name, which must exist."""
+    found = []
+    for path in tracked_files(root):
+        if path.suffix not in CODE_SUFFIXES and path.name != "Makefile" or "records" in path.parts:
+            continue
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if ".md" in line or "README" in line:
+                found += _section_references(path, _name(path, root), n, line, root)
     return found
 
 

@@ -4,6 +4,7 @@ on a text that breaks it, so that a passing check means something."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,10 @@ def test_no_result_is_quoted_outside_a_generated_block(doc):
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_file_and_section_a_document_names_exists(doc):
     assert [str(f) for f in lint.references(doc)] == []
+
+
+def test_every_document_and_section_the_code_names_exists():
+    assert [str(f) for f in lint.code_references()] == []
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -125,6 +130,11 @@ def test_the_reference_check_flags_missing_files_and_sections(tmp_path):
     assert sorted(f.what.split(",")[0] for f in found) == sorted([
         "links to gone.md", "links to #policing", "names section \"Policing\" of docs/design.md",
         "names topo/nowhere.py"])
+    design = "docs/" + "design.md"           # in pieces, so that this file names no section itself
+    (tmp_path / "law.py").write_text(f'# the law ({design}, "The law"); its limits ({design}, \'Limits\')\n')
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    found = lint.code_references(tmp_path)
+    assert [f.what for f in found] == ['names section "Limits" of docs/design.md, which has none']
 
 
 def test_the_reproducing_page_is_generated_whole():
