@@ -204,22 +204,21 @@ def block_catalogue(claims: dict, records: dict[str, Record]) -> str:
 
 
 def block_engines(claims: dict, records: dict[str, Record]) -> str:
+    """One command's main tables on two engines, each scheme's rows side by side."""
     spec = claims["compare"]
     present = [records.get(n) for n in spec["records"]]
     if not all(present):
         return f"The comparison of the engines on one command: {NOT_RECORDED} (records {', '.join(spec['records'])})."
-    first, second = present
-    lines = [f"`{first.command}` on both engines: {_when(first)} and {_when(second)}; each cell "
-             f"{first.engine} / {second.engine}.", ""]
-    for res in first.results:
-        other = second.result(res.experiment)
-        table, table2 = res.table(), other.table()
-        columns = [c for c in spec["columns"] if c in table.header and c in table2.header]
-        lines += [f"`{res.experiment}`:", "", "| scheme | " + " | ".join(columns) + " |",
-                  "|---|" + "---|" * len(columns)]
-        for row in table.rows:
-            lines.append(f"| {row[0]} | " + " | ".join(f"{_short(table.cell(row[0], c))} / "
-                                                        f"{_short(table2.cell(row[0], c))}" for c in columns) + " |")
+    lines = [f"`{present[0].command}` (less `--engine ns3`) on both engines: "
+             + " and ".join(_when(r) for r in present) + ".", ""]
+    for res in present[0].results:
+        tables = [rec.result(res.experiment).table() for rec in present]
+        columns = [c for c in spec["columns"] if all(c in t.header for t in tables)]
+        lines += [f"| `{res.experiment}` | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+        for row in tables[0].rows:
+            for rec, table in zip(present, tables):
+                lines.append(f"| {row[0]}, {rec.engine} | " + " | ".join(_short(table.cell(row[0], c))
+                                                                       for c in columns) + " |")
         lines += [""]
     return "\n".join(lines).rstrip()
 
