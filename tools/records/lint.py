@@ -229,7 +229,15 @@ def code_references(root: Path = ROOT) -> list[Finding]:
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             if ".md" in line or "README" in line:
                 found += _section_references(path, _name(path, root), n, line, root)
+                found += [Finding(_name(path, root), n, f"names {m.group(1)}, which does not exist", line)
+                          for m in MD_NAME.finditer(line)
+                          if _resolve(path, m.group(1), root) is None and _resolve(path, f"docs/{m.group(1)}", root) is None]
     return found
+
+
+# The project's documents by name (docs/NAME.md, hosts/README.md, upper-case names such as README.md); not the
+# files runs and tools write (summary.md, an archive's TOOLCHAIN-MANIFEST.md).
+MD_NAME = re.compile(r"(?<![\w/.-])((?:docs/[\w-]+|hosts/README|(?!TOOLCHAIN-MANIFEST)[A-Z][A-Z_-]+)\.md)\b")
 
 
 def _name(path: Path, root: Path = ROOT) -> str:
