@@ -5,7 +5,8 @@
         suite (make run writes two), as docs/records/NAME.toml; the command is worked out from the runs
         (experiment or suite, engine, and the schemes, seeds and duration where they differ from its file)
     time NAME [--note TEXT] -- COMMAND ...
-        run COMMAND from the repository's root and record its wall time and last line (make test, a benchmark)
+        run COMMAND from the repository's root and record its wall time and the end of its output (make
+        test, a benchmark)
     generate
         write docs/reproducing.md, every generated block and the headline figure from the records (make docs)
     check
