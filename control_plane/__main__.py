@@ -1,7 +1,9 @@
-"""python -m control_plane --topology FILE --switch NAME [options]
+"""python -m control_plane --topology FILE --switch NAME [--preset NAME] [--param KEY=VALUE ...] [options]
 
 Programs the switch from the topology, then runs the RCP loop until SIGINT or
-SIGTERM. One JSON object per port and interval goes to --log (or stdout).
+SIGTERM, with a preset's parameters (p4rcp/presets.py; default rcp, RcpParams'
+defaults) and any field of RcpParams set on top of it by --param. One JSON
+object per port and interval goes to --log (or stdout).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from control_plane.driver import SwitchUnavailable
 from control_plane.loop import ControlLoop, program_switch
 from control_plane.p4runtime import P4RuntimeDriver, P4RuntimeUnsupported
 from p4rcp.params import RcpParams
+from p4rcp.presets import PRESETS, Preset, describe_routers, parse_param, router_preset
 from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import TopologyError, load_topology
 
@@ -44,37 +47,26 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--duration", type=float, help="stop after this many seconds")
     ap.add_argument("--connect-timeout", type=float, default=10.0,
                     help="seconds to wait for the switch at start before giving up")
-    d = RcpParams()
-    ap.add_argument("--alpha", type=float, default=d.alpha)
-    ap.add_argument("--beta", type=float, default=d.beta)
-    ap.add_argument("--gamma", type=float, default=d.gamma)
-    ap.add_argument("--q0-bytes", type=float, default=d.q0_bytes)
-    ap.add_argument("--r-min-kbps", type=float, default=d.R_min_bps / 1000)
-    ap.add_argument("--r-init-fraction", type=float, default=d.R_init_fraction)
-    ap.add_argument("--d0-init-ms", type=float, default=d.d0_init_s * 1000)
-    ap.add_argument("--d0-gain", type=float, default=d.d0_gain)
-    ap.add_argument("--t-max-ms", type=float, default=d.T_max_s * 1000)
-    ap.add_argument("--queue-packet-bytes", type=int, help="the data frame, a packet of bmv2's queue and "
-                    "policing's frame; default: the topology's data_frame_bytes")
-    ap.add_argument("--dscp-weight", action="append", default=[], metavar="DSCP=W",
-                    help="weight (0 < W <= 1) of packets with this DSCP; repeat; unnamed DSCP values have weight 1 "
-                         "(docs/design.md, 'Weights')")
-    ap.add_argument("--police", action="store_true", help="police forward RCP flows above their stamp "
-                    "(docs/design.md, 'Policing')")
+    rcp = ap.add_argument_group("RCP's parameters (p4rcp/presets.py, p4rcp/params.py; docs/control_plane.md)")
+    rcp.add_argument("--preset", default="rcp", metavar="NAME",
+                     help="the routers' settings by name: " + "; ".join(
+                         f"{p.name}: {p.summary}" for p in PRESETS.values() if p.sets_routers) + " (default: rcp)")
+    rcp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                     help="set any RcpParams field on top of the preset, e.g. alpha=0.2, police=true, "
+                          "d0_estimator=ns2, dscp_weights=10:0.5,46:0.25; repeat; queue_packet_bytes defaults to "
+                          "the topology's data_frame_bytes")
     return ap.parse_args(argv)
 
 
-def dscp_weights(pairs: list[str]) -> dict[str, float]:
-    out = {}
-    for pair in pairs:
-        dscp, sep, weight = pair.partition("=")
-        try:
-            out[dscp.strip()] = float(weight)
-        except ValueError:
-            raise ValueError(f"--dscp-weight wants DSCP=W, got {pair!r}") from None
-        if not sep:
-            raise ValueError(f"--dscp-weight wants DSCP=W, got {pair!r}")
-    return out
+def rcp_params(preset_name: str, pairs: list[str], data_frame_bytes: int) -> tuple[Preset, RcpParams]:
+    """The preset and the parameters the loop runs with: the preset on the topology's data frame, then --param."""
+    preset = router_preset(preset_name)
+    overrides = dict(parse_param(pair) for pair in pairs)
+    try:
+        return preset, preset.params({"queue_packet_bytes": data_frame_bytes}, **overrides)
+    except ValueError as e:
+        given = ", ".join(f"{k}={v}" for k, v in overrides.items())
+        raise ValueError(f"preset {preset.name}{' with ' + given if given else ''}: {e}") from None
 
 
 def make_driver(args: argparse.Namespace, switch):
@@ -92,11 +84,7 @@ def main(argv=None) -> int:
     try:
         topology = load_topology(args.topology)
         switch = topology.switch(args.switch)
-        params = RcpParams(alpha=args.alpha, beta=args.beta, gamma=args.gamma, q0_bytes=args.q0_bytes,
-                           R_min_bps=args.r_min_kbps * 1000, R_init_fraction=args.r_init_fraction,
-                           d0_init_s=args.d0_init_ms / 1000, d0_gain=args.d0_gain, T_max_s=args.t_max_ms / 1000,
-                           queue_packet_bytes=args.queue_packet_bytes or topology.data_frame_bytes,
-                           dscp_weights=dscp_weights(args.dscp_weight), police=args.police)
+        preset, params = rcp_params(args.preset, args.param, topology.data_frame_bytes)
         driver = make_driver(args, switch)
         if not switch.rcp_ports:
             driver.connect()
@@ -104,6 +92,8 @@ def main(argv=None) -> int:
             driver.close()
             print(f"control_plane: {switch.name} has no RCP port; routes and queues installed, nothing to run")
             return 0
+        print(f"control_plane: {switch.name} runs preset {preset.name}"
+              f"{' with ' + ' '.join(args.param) if args.param else ''}: {describe_routers(params)}", file=sys.stderr)
         out = open(args.log, "a", buffering=1) if args.log else sys.stdout
         loop = ControlLoop(switch, topology.routes(switch.name), driver, params,
                            emit=lambda record: out.write(json.dumps(record) + "\n"))

@@ -16,6 +16,11 @@ Three routers (docs/design.md, "Sudden load"):
   phi = alpha (C - y) d + (gamma_ac B - beta q) per RTT, shared in proportion to their deficits; new flows
   start at one packet per RTT.
 
+The gains, the target queue and the router come from a preset (p4rcp/presets.py, --preset, default rcp:
+RcpParams' defaults; rcp-ff where it has the feedforward); --alpha, --beta, --q0-packets and --router set
+them instead. The model has no d0 estimator (d0 is the RTT and the queueing delay), no policing and no weights.
+
+    python -m control_plane.fluid --preset rcp-papers --joins 0,5,10,15
     python -m control_plane.fluid --alpha 0.4 --beta 0.4 --joins 0,5,10,15
     python -m control_plane.fluid --alpha 0.4 --beta 0.4 --router rcp-ff --capacity-pps 1739 --rtt-ms 60 \
         --queue-packets 105 --load 0.75 --flow-packets 100
@@ -32,9 +37,12 @@ from dataclasses import dataclass, field
 
 from p4rcp.analysis import time_to_share
 from p4rcp.dataplane import SYN_RATES
+from p4rcp.presets import PRESETS, router_preset
 from p4rcp.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
 
 ROUTERS = ("rcp", "rcp-ff", "rcp-ac")
+# The RcpParams fields the model takes from a preset; a preset that sets any other is run without it, and says so.
+MODELLED = ("alpha", "beta", "q0_bytes", "feedforward")
 
 
 @dataclass(frozen=True)
@@ -274,13 +282,36 @@ def flash_crowd(link: Bottleneck, *, running: int, joining: int, alpha: float, b
     return Flash(max(i.q for i in after) / bits, sum(i.dropped for i in after) / bits)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--alpha", type=float, required=True)
-    ap.add_argument("--beta", type=float, required=True)
-    ap.add_argument("--router", choices=ROUTERS, default="rcp")
+@dataclass(frozen=True)
+class Gains:
+    """What the model runs of a preset: the law's gains, its target queue (frames of the link) and the router;
+    `left_out` names the preset's settings the model does not have."""
+    alpha: float
+    beta: float
+    q0_packets: float
+    router: str
+    left_out: tuple[str, ...] = ()
+
+
+def preset_gains(name: str, link: Bottleneck) -> Gains:
+    """A router preset (p4rcp/presets.py) as the model runs it."""
+    p = router_preset(name)
+    params = p.params()
+    return Gains(params.alpha, params.beta, params.q0_bytes / link.packet_bytes,
+                 "rcp-ff" if params.feedforward else "rcp",
+                 tuple(f"{k} = {v}" for k, v in p.rcp.items() if k not in MODELLED))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m control_plane.fluid", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", default="rcp", metavar="NAME",
+                    help=f"the routers' preset ({', '.join(n for n, p in PRESETS.items() if p.sets_routers)}; "
+                         f"default rcp): its gains, target queue and feedforward")
+    ap.add_argument("--alpha", type=float, help="default: the preset's")
+    ap.add_argument("--beta", type=float, help="default: the preset's")
+    ap.add_argument("--router", choices=ROUTERS, help="default: rcp-ff where the preset has the feedforward, else rcp")
     ap.add_argument("--ac-gamma", type=float, default=0.5, help="rcp-ac: the buffer allowance, in buffers")
-    ap.add_argument("--q0-packets", type=float, default=0.0)
+    ap.add_argument("--q0-packets", type=float, help="default: the preset's q0_bytes in frames of the link")
     ap.add_argument("--flows", type=int, default=4)
     ap.add_argument("--rtt-ms", type=float, default=40.0)
     ap.add_argument("--capacity-pps", type=float, default=1391, help="default: 12 Mb/s of 1078-byte frames")
@@ -291,9 +322,23 @@ def main() -> None:
     ap.add_argument("--flow-packets", type=float, default=100)
     ap.add_argument("--flash", metavar="RUNNING,JOINING", help="flows running, then as many joining within an RTT")
     ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     link = Bottleneck(C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, queue_limit_pkts=args.queue_packets)
-    gains = {"alpha": args.alpha, "beta": args.beta, "router": args.router}
+    try:
+        preset = preset_gains(args.preset, link)
+    except ValueError as e:
+        ap.error(str(e))
+    alpha = preset.alpha if args.alpha is None else args.alpha
+    beta = preset.beta if args.beta is None else args.beta
+    q0_packets = preset.q0_packets if args.q0_packets is None else args.q0_packets
+    router = args.router or preset.router
+    steady = not (args.load or args.joins or args.flash)       # the one case with a target queue
+    given = [f"--{n.replace('_', '-')}" for n in ("alpha", "beta", "q0_packets", "router")
+             if getattr(args, n) is not None]
+    print(f"preset {args.preset}{' with ' + ', '.join(given) if given else ''}: alpha {alpha:g}, beta {beta:g}"
+          + (f", q0 {q0_packets:g} packets" if steady else "") + f", router {router}"
+          + (f"; the model leaves out {', '.join(preset.left_out)}" if preset.left_out else ""))
+    gains = {"alpha": alpha, "beta": beta, "router": router}
     if args.load:
         s = short_flows(link, load=args.load, size_pkts=args.flow_packets, seed=args.seed, ac_gamma=args.ac_gamma,
                         **gains)
@@ -306,8 +351,8 @@ def main() -> None:
         f = flash_crowd(link, running=running, joining=joining, ac_gamma=args.ac_gamma, **gains)
         print(f"peak queue {f.peak_queue_pkts:.1f} packets, dropped {f.dropped_pkts:.1f} packets")
     else:
-        s = simulate(alpha=args.alpha, beta=args.beta, q0_packets=args.q0_packets, flows=args.flows,
-                     C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000, router=args.router)
+        s = simulate(q0_packets=q0_packets, flows=args.flows, C_pps=args.capacity_pps, rtt_s=args.rtt_ms / 1000,
+                     **gains)
         print(f"N*R/C mean {s.share_mean:.3f} (min {s.share_min:.3f}, max {s.share_max:.3f}), "
               f"utilisation {s.utilisation:.3f}, queue mean {s.queue_mean_pkts:.1f} max {s.queue_max_pkts:.1f} packets")
 

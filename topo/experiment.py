@@ -9,15 +9,20 @@ from pathlib import Path
 from string import Formatter
 
 from p4rcp.params import RcpParams
+from p4rcp.presets import PRESETS, Preset, describe_routers
 from p4rcp.tables import number, string, table_of, tables_of, unknown_keys
 from p4rcp.topology import Topology, load_topology
 from p4rcp.topology import parameters as topology_parameters
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent / "experiments"
 TOPOLOGIES_DIR = Path(__file__).resolve().parent / "topologies"
-# An experiment that names no schemes runs these. Any --cc of the hosts is a scheme (rcp, tcp:reno,
-# fixed:8mbit, ...): the host binary judges the names (topo/host_check.py).
+# An experiment that names no schemes runs these. A scheme's name is a preset (p4rcp/presets.py), else any
+# --cc of the hosts (tcp:reno, fixed:8mbit, ...), which the host binary judges (topo/host_check.py).
 DEFAULT_SCHEMES = ("rcp", "tcp", "allegro", "vivace")
+# The RcpParams fields that are an experiment's own, not a scheme's: the operator's DSCP weights, which name the
+# DSCPs its flows carry. Shipped experiment files set no other ([rcp], [scheme.NAME] rcp): router settings are
+# presets (topo/tests/test_experiment.py checks).
+EXPERIMENT_SETTINGS = ("dscp_weights",)
 LINUX_INITCWND = 10     # segments: the kernel's initial window where the route sets none (RFC 6928)
 
 
@@ -30,11 +35,11 @@ EXTERNAL_PORT = 9000
 class Scheme:
     """One row of the results: the hosts' congestion control (p4rcp-host --cc) and its settings.
 
-    An experiment names its schemes; a name is a host scheme (rcp, tcp:reno, ...) or a [scheme.NAME]
-    table that sets cc and, on top of it, the control plane's RCP parameters (for RCP's gains side by
-    side) or TCP's initial window (the senders' route initcwnd); or an external scheme: the commands that
-    start another program's receiver and sender (a reference implementation), whose delivered payload
-    p4rcp measures itself (topo/mininet/external.py)."""
+    An experiment names its schemes; a name is a [scheme.NAME] table of the experiment, else a preset
+    (p4rcp/presets.py: the hosts' cc, the routers' RCP parameters, TCP's initial window), else a scheme of the
+    hosts (tcp:reno, fixed:8mbit, ...). A table is an external scheme: the commands that start another
+    program's receiver and sender (a reference implementation), whose delivered payload p4rcp measures itself
+    (topo/mininet/external.py); or a cc with settings of the experiment's own (EXPERIMENT_SETTINGS)."""
     name: str
     cc: str
     rcp: dict = field(default_factory=dict)   # RcpParams overrides, on top of the experiment's [rcp]
@@ -42,6 +47,11 @@ class Scheme:
     sender: str | None = None                 # external: command templates (EXTERNAL_PLACEHOLDERS)
     receiver: str | None = None
     port: int = EXTERNAL_PORT                 # external: the port its receiver listens on
+    preset: str | None = None                 # the preset it is, if it is one
+
+    @classmethod
+    def of_preset(cls, p: Preset) -> Scheme:
+        return cls(p.name, p.cc, dict(p.rcp), p.initcwnd, preset=p.name)
 
     @property
     def is_tcp(self) -> bool:
@@ -62,7 +72,7 @@ class Scheme:
                                                 duration_s="", flow_id=""))
 
     def describe(self, rcp_params: RcpParams) -> str:
-        """What ran, in words, for the summary."""
+        """What ran, in words, for the summary: the preset it is, the hosts' and the routers' settings."""
         if self.is_external:
             return (f"external programs (goodput measured at the receiving host): receiver `{self.receiver}`, "
                     f"sender `{self.sender}`; routers stamp R, unused")
@@ -70,18 +80,12 @@ class Scheme:
             algo = self.cc.removeprefix("tcp").removeprefix(":") or "cubic"
             window = (f"initial window {self.initcwnd} segments (route initcwnd)" if self.initcwnd
                       else f"initial window {LINUX_INITCWND} segments (Linux's default)")
-            return f"kernel TCP, congestion control {algo}, {window}"
-        p = rcp_params
-        step = "a - l" if p.feedforward_gain == 1 else f"{p.feedforward_gain:g} (a - l)"
-        routers = (f"routers alpha {p.alpha:g}, beta {p.beta:g}, gamma {p.gamma:g}, "
-                   f"q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0), d0 by {p.d0_estimator}"
-                   + (f", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + {step}))"
-                      if p.feedforward else "")
-                   + (", policing" if p.police else "")
-                   + (", weights by DSCP " + ", ".join(f"{int(d)}: {w:g}" for d, w in
-                                                        sorted(p.dscp_weights.items(), key=lambda i: int(i[0])))
-                      + " (any other DSCP 1)" if p.dscp_weights else ""))
-        return f"{self.cc} senders; {routers}" if self.cc == "rcp" else f"{self.cc} senders (routers stamp R, unused)"
+            ran = f"kernel TCP, congestion control {algo}, {window}"
+        elif self.cc == "rcp":
+            ran = f"rcp senders; {describe_routers(rcp_params)}"
+        else:
+            ran = f"{self.cc} senders (routers stamp R, unused)"
+        return f"preset {self.preset}: {ran}" if self.preset else ran
 
 
 class ExperimentError(ValueError):
@@ -141,14 +145,23 @@ class Experiment:
     seeds: list[int] = field(default_factory=lambda: [1])   # one run per seed: workloads and senders' randomness
 
     def scheme(self, name: str) -> Scheme:
-        return self.scheme_tables.get(name) or Scheme(name, name)
+        """The scheme a name stands for: the experiment's [scheme.NAME], a preset, else the hosts' cc of that
+        name (which the host binary judges: topo/host_check.py)."""
+        if name in self.scheme_tables:
+            return self.scheme_tables[name]
+        if name in PRESETS:
+            return Scheme.of_preset(PRESETS[name])
+        return Scheme(name, name)
 
     def rcp_overrides(self, scheme: Scheme) -> dict:
         """RcpParams fields this scheme's runs set: the experiment's [rcp], then the scheme's own."""
         return {**self.rcp, **scheme.rcp}
 
-    def rcp_params(self, scheme: Scheme) -> RcpParams:
-        return RcpParams(**self.rcp_overrides(scheme))
+    def rcp_params(self, scheme: Scheme, topology: Topology | None = None) -> RcpParams:
+        """The routers' parameters in this scheme's runs; on a topology, its data frame is the queue's packet
+        unless the experiment says otherwise."""
+        frame = {"queue_packet_bytes": topology.data_frame_bytes} if topology is not None else {}
+        return RcpParams(**{**frame, **self.rcp_overrides(scheme)})
 
     def run_count(self) -> int:
         """Runs of one invocation: one per sweep point, seed and scheme."""
@@ -254,14 +267,18 @@ def _read(path: Path) -> dict:
 
 
 def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: float | None = None,
-                    seeds: list[int] | None = None) -> Experiment:
+                    seeds: list[int] | None = None, *, recorded: bool = False) -> Experiment:
     """An experiment file as validated data: every key known, every value of its type and range, every host
     and topology parameter existing. Whether the host binary accepts its schemes and workloads is the runner's
-    check (topo/host_check.py)."""
+    check (topo/host_check.py).
+
+    A [scheme.NAME] table may not take a preset's name (a preset is defined once, in p4rcp/presets.py), unless
+    the file is `recorded`: the copy a results directory keeps of what ran, whose tables are what its runs
+    ran under those names."""
     d = _read(path)
     where = path.name
     try:
-        exp = _parse(d, path, where, schemes, duration_s, seeds)
+        exp = _parse(d, path, where, schemes, duration_s, seeds, recorded)
     except ExperimentError:
         raise
     except (TypeError, ValueError) as e:          # TopologyError and the tables' messages name their key
@@ -270,7 +287,7 @@ def load_experiment(path: Path, schemes: list[str] | None = None, duration_s: fl
     return exp
 
 
-def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds) -> Experiment:
+def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds, recorded: bool) -> Experiment:
     if "suite" in d:
         raise ExperimentError(f"{where} is a suite of experiments, not one; run it by name")
     _check_keys(d, EXPERIMENT_KEYS, where)
@@ -288,6 +305,11 @@ def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds) -> Exper
     rcp = table_of(d, "rcp", where)
     _check_keys(rcp, RCP_KEYS, f"{where} [rcp]")
     scheme_tables = table_of(d, "scheme", where)
+    redefined = sorted(set(scheme_tables) & set(PRESETS))
+    if redefined and not recorded:
+        raise ExperimentError(f"{where} [scheme.{redefined[0]}]: {redefined[0]} is a preset (p4rcp/presets.py): name "
+                              f"it in schemes without a table, or give a variant of the experiment's own a name "
+                              f"of its own")
     listed = d.get("schemes", list(DEFAULT_SCHEMES))
     if not _names(listed):
         raise ExperimentError(f"{where}: schemes must be a non-empty list of names, got {listed!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from p4rcp.presets import PRESETS
 from topo import hosts
 from topo.experiment import Experiment, ExperimentError
 from topo.schedule import Launch, RunDir, first_error_line, receivers, schedule
@@ -33,8 +34,8 @@ def check_with_hosts(exp: Experiment) -> None:
         if refused and name in exp.scheme_tables:
             raise ExperimentError(f"{where}: [scheme.{name}]: unknown cc {cc!r}: {refused}")
         if refused:
-            raise ExperimentError(f"{where}: unknown schemes [{name!r}] (neither a [scheme.NAME] table nor a scheme of "
-                             f"the hosts): {refused}")
+            raise ExperimentError(f"{where}: unknown scheme {name!r}: not a [scheme.NAME] table, a preset "
+                                  f"({', '.join(PRESETS)}) or a scheme of the hosts: {refused}")
     out = RunDir(Path("/nonexistent/p4rcp-check"))     # --check opens no file
     checked = set()
     for variant in exp.variants():

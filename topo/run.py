@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from p4rcp.presets import PRESETS
 from p4rcp.toolchain import ROOT, ToolchainMissing, bmv2_build_line
 from topo.experiment import Experiment, ExperimentError, load_experiment, load_invocation, resolve
 from topo.host_check import check_with_hosts
@@ -35,11 +36,13 @@ def report_again(root: Path) -> str:
         raise ExperimentError(f"{root}: no run.json below it; give a results/EXPERIMENT/TIMESTAMP directory")
     first = metas[0][1]
     saved = root / f"{first['experiment']}.toml"
-    source = saved if saved.is_file() else resolve(first["experiment"])
+    recorded = saved.is_file()
+    source = saved if recorded else resolve(first["experiment"])
     present = {m["scheme"] for _, m in metas}
-    declared = load_experiment(source).schemes
+    declared = load_experiment(source, recorded=recorded).schemes
     schemes = [s for s in declared if s in present] + sorted(present - set(declared))
-    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}))
+    exp = load_experiment(source, schemes, first["duration_s"], sorted({m.get("seed", 1) for _, m in metas}),
+                          recorded=recorded)
     variants = {v.label: v for v in exp.variants()}
     missing = {m["variant"] for _, m in metas} - set(variants)
     if missing:
@@ -60,7 +63,8 @@ def _seeds(text: str) -> list[int]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m topo.run", description=__doc__.split("\n\n")[1])
     ap.add_argument("experiment", help="name in topo/experiments (e.g. default, fct, convergence) or a .toml path")
-    ap.add_argument("--schemes", help="comma-separated subset, e.g. rcp,tcp")
+    ap.add_argument("--schemes", help=f"comma-separated, e.g. rcp,tcp, instead of the experiment's: presets "
+                                      f"({', '.join(PRESETS)}) or the hosts' --cc (allegro, tcp:reno, ...)")
     ap.add_argument("--duration", type=float, help="override duration_s")
     ap.add_argument("--seeds", help="comma-separated seeds, e.g. 1,2,3 (override the experiment's seeds)")
     ap.add_argument("--out", default=str(ROOT / "results"))

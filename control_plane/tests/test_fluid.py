@@ -3,7 +3,10 @@ stable, and what each router does with sudden load."""
 
 import statistics
 
-from control_plane.fluid import Bottleneck, flash_crowd, join_rtts, poisson_drops, short_flows, simulate
+import pytest
+
+from control_plane.fluid import (Bottleneck, flash_crowd, join_rtts, main, poisson_drops, preset_gains, short_flows,
+                                 simulate)
 
 
 def test_default_gains_are_stable_without_target_queue():
@@ -118,3 +121,34 @@ def test_rcp_ac_trades_losses_for_flow_completion_time_and_leaves_joins_to_the_l
     assert gentle.dropped == 0 and gentle.fct_over_ps > 1.5, gentle
     assert eager.dropped > 0.03 and eager.fct_over_ps < 1.0, eager
     assert all(r > 10 for r in join_rtts(Bottleneck(), JOINS, alpha=0.4, beta=0.4, router="rcp-ac"))
+
+
+# The command line: a preset's gains and feedforward, the options that set them instead still working.
+
+def test_a_preset_gives_the_model_its_gains_target_queue_and_router():
+    papers = preset_gains("rcp-papers", Bottleneck())
+    assert (papers.alpha, papers.beta, papers.q0_packets, papers.router, papers.left_out) == (0.1, 1.0, 0, "rcp", ())
+    assert preset_gains("rcp-ns2", Bottleneck()).left_out == ("d0_estimator = ns2",)
+    assert preset_gains("rcp-police", Bottleneck()).left_out == ("police = True",)
+    with pytest.raises(ValueError, match="not the routers"):
+        preset_gains("reno-iw2", Bottleneck())
+
+
+def test_the_command_line_runs_a_preset_and_its_own_options_over_it(capsys):
+    main(["--preset", "rcp-papers", "--joins", "0,5"])
+    header, result = capsys.readouterr().out.splitlines()
+    assert header == "preset rcp-papers: alpha 0.1, beta 1, router rcp" and result.startswith("joining flows")
+    main(["--alpha", "0.4", "--beta", "0.4", "--router", "rcp-ff", "--flash", "0,4"])
+    header, result = capsys.readouterr().out.splitlines()
+    assert header == "preset rcp with --alpha, --beta, --router: alpha 0.4, beta 0.4, router rcp-ff"
+    assert result.startswith("peak queue")
+    main(["--preset", "rcp-ns2", "--flows", "2", "--rtt-ms", "20"])
+    header, result = capsys.readouterr().out.splitlines()
+    assert header.endswith("q0 0 packets, router rcp; the model leaves out d0_estimator = ns2")
+    assert result.startswith("N*R/C mean")
+
+
+def test_an_unknown_preset_is_a_usage_error_naming_the_known_ones(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--preset", "rcp-fast"])
+    assert stop.value.code == 2 and "no preset 'rcp-fast'; the presets: rcp," in capsys.readouterr().err

@@ -135,8 +135,9 @@ def reproducing(claims: dict, records: dict[str, Record]) -> str:
             out.append(f"| {i} | {c['figure']}: {c['claim']} | {c['paper_says']} | {r.current} | "
                        f"{r.verdict}{': ' + c['criterion'] if r.record else ''} | {where} |")
         out += ["", "Commands:", ""]
-        out += [f"- {i}: `{r.claim['command']}`" if r.claim["command"] else f"- {i}: no experiment yet: "
-                f"{r.claim['missing']}" for i, r in mine]
+        out += [(f"- {i}: `{r.claim['command']}`" if r.claim["command"] else f"- {i}: no experiment yet: "
+                 f"{r.claim['missing']}") + (f" ({r.claim['note']})" if r.claim.get("note") else "")
+                for i, r in mine]
         out += [""]
     out += ["## Records", "",
             "| record | experiment | engine | commit | date | machine | wall time | runs valid |",

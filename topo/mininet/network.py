@@ -131,7 +131,7 @@ class Network:
     topology: Topology
     json_path: Path
     out_dir: Path
-    rcp_params: dict = field(default_factory=dict)   # RcpParams fields to override
+    rcp_params: RcpParams | None = None   # the control loops'; None: the defaults, the topology's data frame
     switch_options: SwitchOptions = field(default_factory=SwitchOptions)
     net: Mininet | None = None
     loops: dict[str, ControlLoop] = field(default_factory=dict)
@@ -236,7 +236,9 @@ class Network:
 
     def _start_control_plane(self, switch_name: str) -> None:
         sw = self.topology.switch(switch_name)
-        params = RcpParams(**{"queue_packet_bytes": self.topology.data_frame_bytes, **self.rcp_params})
+        params = self.rcp_params
+        if params is None:
+            params = RcpParams(queue_packet_bytes=self.topology.data_frame_bytes)
         out = open(self.out_dir / f"control_{switch_name}.jsonl", "a", buffering=1)
         self._logs.append(out)
         loop = ControlLoop(sw, self.topology.routes(switch_name), Bmv2ThriftDriver(sw.thrift_port), params,

@@ -157,16 +157,18 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
     scheme = exp.scheme(scheme_name)
     label = f"{exp.name}{' ' + variant.label if variant.label else ''} {scheme.name} seed {seed}"
     progress.phase(f"[{label}] building the network")
-    network = Network(topology, BUILD_JSON, out.root, rcp_params=exp.rcp_overrides(scheme),
+    params = exp.rcp_params(scheme, topology)
+    network = Network(topology, BUILD_JSON, out.root, rcp_params=params,
                       switch_options=options.switch_options(out)).start()
     processes: list[HostProcess] = []
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
+            "preset": scheme.preset, "scheme_description": scheme.describe(params),
             "duration_s": exp.duration_s, "load": variant.load,
             "load_unit": "slots",   # bmv2 shapes packets per second: p4rcp-host traffic's default unit
             "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
             "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
             "environment": options.environment, "problems": [], "events": [],
-            "rcp_weights": {str(d): w for d, w in exp.rcp_params(scheme).dscp_weights.items()}}
+            "rcp_weights": {str(d): w for d, w in params.dscp_weights.items()}}
     monitor = counts = sampled = None
     try:
         if scheme.initcwnd is not None:
@@ -353,7 +355,7 @@ def hold(exp: Experiment, scheme_name: str, options: RunOptions, work: Path) -> 
     scheme = exp.scheme(scheme_name)
     out = RunDir(work)
     work.mkdir(parents=True, exist_ok=True)
-    network = Network(topology, BUILD_JSON, work, rcp_params=exp.rcp_overrides(scheme),
+    network = Network(topology, BUILD_JSON, work, rcp_params=exp.rcp_params(scheme, topology),
                       switch_options=options.switch_options(out)).start()
     processes = []
     try:

@@ -181,8 +181,7 @@ class Run:
     # ------------------------------------------------------------------------------------------ set-up
 
     def _rcp_params(self) -> RcpParams:
-        return RcpParams(**{"queue_packet_bytes": self.topology.data_frame_bytes,
-                            **self.exp.rcp_overrides(self.scheme)})
+        return self.exp.rcp_params(self.scheme, self.topology)
 
     def _bdp_bytes(self) -> float:
         t = self.topology

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 
+from p4rcp.presets import describe_routers
 from topo.experiment import Experiment
 from topo.ns3 import build
 from topo.ns3.engine import ENGINE, Job, refusal, run_job, tcp_algorithm
@@ -85,12 +86,12 @@ def describe(exp: Experiment, scheme_name: str, router: RouterOptions) -> str:
     scheme = exp.scheme(scheme_name)
     algorithm = tcp_algorithm(scheme)
     if algorithm:
-        return (f"ns-3's TCP ({algorithm}), initial window {scheme.initcwnd or 10} segments, SACK and timestamps, "
-                f"Linux's minimum RTO (200 ms) and send-buffer growth")
-    p = exp.rcp_params(scheme)
-    return (f"rcp senders (the hosts' transport in ns-3); routers alpha {p.alpha:g}, beta {p.beta:g}, "
-            f"gamma {p.gamma:g}, q0 {p.q0_bytes / 1000:g} kB, T = min({p.T_max_s * 1000:g} ms, d0); RTT samples at "
-            f"{router.rtt_samples}, queue {router.queue_sample}")
+        ran = (f"ns-3's TCP ({algorithm}), initial window {scheme.initcwnd or 10} segments, SACK and timestamps, "
+               f"Linux's minimum RTO (200 ms) and send-buffer growth")
+    else:
+        ran = (f"rcp senders (the hosts' transport in ns-3); {describe_routers(exp.rcp_params(scheme))}; RTT "
+               f"samples at {router.rtt_samples}, queue {router.queue_sample}")
+    return f"preset {scheme.preset}: {ran}" if scheme.preset else ran
 
 
 def run_experiment(exp: Experiment, results: Path, options: dict[str, str], progress) -> Path:

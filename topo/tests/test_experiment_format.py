@@ -157,8 +157,8 @@ def test_unknown_keys_are_refused_at_every_level(tmp_path):
     base = tomllib.loads((EXPERIMENTS_DIR / "fct.toml").read_text())
     for where, edit in {"[topology_params]": lambda d: d["topology_params"].update(bottlneck_mbps=10),
                         "[[poisson]] #2": lambda d: d["poisson"][1].update(size="fixed:1000"),
-                        "[scheme.rcp-papers]": lambda d: d["scheme"]["rcp-papers"].update(ccc="rcp"),
-                        "[scheme.rcp-papers] rcp": lambda d: d["scheme"]["rcp-papers"]["rcp"].update(alhpa=1),
+                        "[scheme.mine]": lambda d: d.update(scheme={"mine": {"cc": "rcp", "ccc": "rcp"}}),
+                        "[scheme.mine] rcp": lambda d: d.update(scheme={"mine": {"cc": "rcp", "rcp": {"alhpa": 1}}}),
                         "[sweep]": lambda d: d["sweep"].update(lod=[0.5])}.items():
         data = tomllib.loads(tomli_w.dumps(base))
         edit(data)

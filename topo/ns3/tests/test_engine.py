@@ -22,14 +22,18 @@ def test_schemes_it_cannot_run_are_refused_naming_scheme_and_engine():
     assert "vivace" in refusal(exp, "vivace")
 
 
-def test_router_features_the_model_lacks_are_refused_naming_them():
+def test_router_features_the_model_lacks_are_refused_naming_them(tmp_path):
     for name, says in [("weighted", "weighted sharing"), ("policing", "policing")]:
         exp = load_experiment(resolve(name))
         refused = {s: refusal(exp, s) for s in exp.schemes if exp.scheme(s).cc == "rcp"}
         assert any(why and says in why and "Mininet" in why for why in refused.values()), (name, refused)
-    # the model has the feedforward
+    # the model has the other presets' settings, and the feedforward
     plain = load_experiment(resolve("flash-crowd"))
-    assert all(refusal(plain, s) is None for s in ("rcp", "rcp-ff", "rcp-papers"))
+    assert all(refusal(plain, s) is None for s in ("rcp", "rcp-plain", "rcp-papers", "rcp-ns2"))
+    path = tmp_path / "ff.toml"
+    path.write_text('topology = "dumbbell"\nschemes = ["ff"]\nduration_s = 5\n[scheme.ff]\ncc = "rcp"\n'
+                    'rcp = { feedforward = true }\n[[long]]\nsender = "h1"\nreceiver = "r1"\n')
+    assert refusal(load_experiment(path), "ff") is None
 
 
 def test_tcp_variants_map_to_ns3_congestion_controls(tmp_path):
@@ -43,6 +47,16 @@ def test_tcp_variants_map_to_ns3_congestion_controls(tmp_path):
     assert tcp_algorithm(exp.scheme("tcp:reno")) == "ns3::TcpNewReno"
     assert "tcp:bbr" in refusal(exp, "tcp:bbr")
     assert tcp_algorithm(exp.scheme("iw2")) and exp.scheme("iw2").initcwnd == 2
+
+
+def test_what_a_scheme_ran_names_its_preset_and_its_parameters():
+    exp = load_experiment(resolve("rtt-fairness"))
+    said = runner.describe(exp, "rcp-ns2", RouterOptions())
+    assert said.startswith("preset rcp-ns2: rcp senders") and "alpha 0.4, beta 0.4" in said and "d0 by ns2" in said
+    assert runner.describe(exp, "tcp", RouterOptions()).startswith("ns-3's TCP (ns3::TcpCubic)")
+    talk = load_experiment(resolve("talk-example1"))
+    assert runner.describe(talk, "reno-iw2", RouterOptions()).startswith(
+        "preset reno-iw2: ns-3's TCP (ns3::TcpNewReno), initial window 2 segments")
 
 
 def test_engine_options_are_checked():
