@@ -1,30 +1,52 @@
 """The RCP header of docs/protocol.md as a Scapy layer: the one Python definition.
 
+Its constants are the Rust hosts' (hosts/src/transport/wire.rs, the one definition of the wire format), read
+from the C header generated from it, hosts/include/p4rcp_wire.h.
+
 Importing this module binds the layer to UDP port 6577 in both directions, so
 ``Ether(raw_bytes)`` or ``rdpcap(...)`` dissect RCP headers wherever they appear.
 """
+
+import re
+from pathlib import Path
 
 from scapy.fields import BitEnumField, BitField, ByteField, IntField, ShortField
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
 
-RCP_UDP_PORT = 6577
-RCP_VERSION = 1
-RCP_HEADER_LEN = 16
+WIRE_HEADER = Path(__file__).resolve().parent.parent / "hosts" / "include" / "p4rcp_wire.h"
+
+
+def read_wire_header(path: Path = WIRE_HEADER) -> dict[str, int]:
+    """Every `#define P4RCP_NAME VALUE` of the header, without its prefix: NAME -> VALUE."""
+    macros = {}
+    for name, value in re.findall(r"^#define P4RCP_(\w+) (0x[0-9A-Fa-f]+|\d+)(?:u|ull)?$", path.read_text(),
+                                  re.MULTILINE):
+        macros[name] = int(value, 0)
+    return macros
+
+
+WIRE = read_wire_header()
+
+RCP_UDP_PORT = WIRE["UDP_PORT"]
+RCP_VERSION = WIRE["VERSION"]
+RCP_HEADER_LEN = WIRE["HEADER_LEN"]
 # Valid RTT samples satisfy 0 < rtt_us <= RCP_MAX_RTT_US = 2^23 - 1 (8.39 s; p4src/shared/defines.p4: a power
 # of two, which routers test on the high bits).
-RCP_RTT_BITS = 23
-RCP_MAX_RTT_US = (1 << RCP_RTT_BITS) - 1
+RCP_RTT_BITS = WIRE["RTT_BITS"]
+RCP_MAX_RTT_US = WIRE["MAX_RTT_US"]
 # The lowest rate RCP gives a flow: routers clamp R there and senders send no slower.
-RCP_MIN_RATE_KBPS = 10
+RCP_MIN_RATE_KBPS = WIRE["MIN_RATE_KBPS"]
+# What a sender asks for in its SYN, unless told otherwise (p4rcp-host --max-rate's default).
+HOSTS_MAX_RATE_KBPS = WIRE["DEFAULT_MAX_RATE_KBPS"]
 
-DATA, ACK, SYN, SYNACK, FIN, FINACK, REF, REFACK = range(8)
+TYPE_NAMES = ("DATA", "ACK", "SYN", "SYNACK", "FIN", "FINACK", "REF", "REFACK")
+DATA, ACK, SYN, SYNACK, FIN, FINACK, REF, REFACK = (WIRE[f"TYPE_{name}"] for name in TYPE_NAMES)
+RCP_TYPES = {WIRE[f"TYPE_{name}"]: name for name in TYPE_NAMES}
 # flags: the first transmission of a flow's last DATA packet (routers count departures by it).
-FLAG_LAST = 0x01
-RCP_TYPES = {DATA: "DATA", ACK: "ACK", SYN: "SYN", SYNACK: "SYNACK", FIN: "FIN", FINACK: "FINACK", REF: "REF",
-             REFACK: "REFACK"}
+FLAG_LAST = WIRE["FLAG_LAST"]
 # Stamped and RTT-sampled by routers (docs/protocol.md); REF is a slow sender's probe for R.
-FORWARD_TYPES = (DATA, SYN, REF)
+FORWARD_TYPES = tuple(t for t in sorted(RCP_TYPES) if WIRE["FORWARD_TYPES_MASK"] >> t & 1)
 
 
 class RCP(Packet):

@@ -9,7 +9,7 @@ use p4rcp_host::io::engine::{self, SenderEngine};
 use p4rcp_host::io::net;
 use p4rcp_host::io::sink::Sink;
 use p4rcp_host::transport::record;
-use p4rcp_host::transport::sender::FlowParams;
+use p4rcp_host::transport::sender::{FlowParams, DEFAULT_MAX_RATE};
 use p4rcp_host::transport::wire::{RCP_MIN_RATE_KBPS, RCP_UDP_PORT};
 use p4rcp_host::workload::arrivals::{AtOnce, Poisson};
 use p4rcp_host::workload::sizes::SizeDist;
@@ -77,7 +77,7 @@ struct FlowArgs {
     mss: u16,
     /// Rate asked for in the SYN (and by rcp in every packet); upper bound
     /// of every scheme's rate.
-    #[arg(long, default_value = "1gbit", value_parser = units::parse_rate_kbps)]
+    #[arg(long, default_value = DEFAULT_MAX_RATE, value_parser = units::parse_rate_kbps)]
     max_rate: f64,
     /// Lower bound of every UDP scheme's rate [default: the protocol's floor,
     /// RCP_MIN_RATE_KBPS, 10kbit: the lowest R a router gives].

@@ -274,7 +274,9 @@ fn explore_noise() {
 /// Not a test: the lossy experiment as Mininet runs it (`lossy`: 20 s,
 /// data packets lost, goodput over 10-20 s) at 0, 1, 2 and 5% loss
 /// (`SIM_LOSSES=0,0.05` for others), per scheme (`SIM_CC`) and seed
-/// (`SIM_SEEDS`), and the mean over the seeds.
+/// (`SIM_SEEDS`), and the mean over the seeds; on stdout, one JSON line per
+/// scheme, seed and loss (what the ns-3 engine's cross-check,
+/// `topo/ns3/tests/test_cross_check.py`, compares its runs with).
 #[test]
 #[ignore]
 fn explore_lossy() {
@@ -293,6 +295,9 @@ fn explore_lossy() {
             let u: Vec<f64> = losses.iter().map(|&l| lossy(&cc, l, seed)).collect();
             for (m, v) in mean.iter_mut().zip(&u) {
                 *m += v / seeds.len() as f64;
+            }
+            for (loss, share) in losses.iter().zip(&u) {
+                println!("{}", serde_json::json!({"cc": cc.name(), "seed": seed, "loss": loss, "share": share}));
             }
             let u: Vec<String> = u.iter().map(|v| format!("{v:.2}")).collect();
             eprintln!("{:18} seed {seed:2}: {label}% {}", cc.name(), u.join(" "));

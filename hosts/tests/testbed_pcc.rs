@@ -3,7 +3,7 @@
 
 mod testbed;
 
-use p4rcp_host::cc::vivace::Variant;
+use p4rcp_host::cc::VivaceVariant as Variant;
 use p4rcp_host::cc::CcSpec;
 use testbed::scenarios::*;
 

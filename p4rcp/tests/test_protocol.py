@@ -33,17 +33,42 @@ def test_ref_and_refack_are_types_6_and_7_and_ref_is_a_forward_type():
     assert REF in FORWARD_TYPES and REFACK not in FORWARD_TYPES
 
 
-def test_the_rtt_bound_and_the_stamp_that_caps_nothing_are_the_p4_programs():
+def test_the_constants_are_the_hosts_wire_definition():
+    """protocol.py reads hosts/include/p4rcp_wire.h (generated from hosts/src/transport/wire.rs, which cargo
+    test holds it to): every name it exports is the macro's value."""
+    from p4rcp import protocol
+    assert protocol.WIRE == protocol.read_wire_header()
+    assert (protocol.RCP_UDP_PORT, protocol.RCP_VERSION, protocol.RCP_HEADER_LEN) == (6577, 1, 16)
+    assert protocol.RCP_MAX_RTT_US == 2**protocol.RCP_RTT_BITS - 1 == 8_388_607
+    assert [protocol.RCP_TYPES[t] for t in protocol.FORWARD_TYPES] == ["DATA", "SYN", "REF"]
+
+
+def test_the_p4_programs_constants_and_header_layout_are_the_hosts():
+    """p4src/shared/defines.p4's RCP constants (RCP_NAME: the header's P4RCP_NAME; RCP_HEADER_BYTES: its
+    HEADER_LEN) and the layout of headers.p4's rcp_h are the Rust hosts' wire definition. RCP_RATE_NONE is the
+    routers' own (a stamp that caps nothing) and is checked against the control plane's."""
     import re
 
     from p4rcp import dataplane as dp
-    from p4rcp.protocol import RCP_MAX_RTT_US, RCP_RTT_BITS
+    from p4rcp.protocol import WIRE
     from p4rcp.toolchain import ROOT
     defines = (ROOT / "p4src" / "shared" / "defines.p4").read_text()
-    assert int(re.search(r"#define RCP_RTT_BITS (\d+)", defines).group(1)) == RCP_RTT_BITS
-    assert RCP_MAX_RTT_US == 2**RCP_RTT_BITS - 1 == 8_388_607
-    wire = (ROOT / "hosts" / "src" / "transport" / "wire.rs").read_text()         # what the senders clamp to
-    assert int(re.search(r"RCP_MAX_RTT_US: u32 = \(1 << (\d+)\) - 1;", wire).group(1)) == RCP_RTT_BITS
-    ns3 = (ROOT / "topo" / "ns3" / "model" / "rcp-header.h").read_text()        # the ns-3 engine's routers
-    assert int(re.search(r"RCP_MAX_RTT_US = \(1u << (\d+)\) - 1;", ns3).group(1)) == RCP_RTT_BITS
-    assert int(re.search(r"RCP_RATE_NONE = (0x[0-9A-Fa-f]+);", defines).group(1), 16) == dp.RATE_NONE == 2**32 - 1
+    constants = dict(re.findall(r"^const (?:bit<\d+>|\w+_t)\s+RCP_(\w+)\s*=\s*(0x[0-9A-Fa-f]+|\d+);", defines, re.MULTILINE))
+    constants.update(re.findall(r"^#define RCP_(\w+) (\d+)$", defines, re.MULTILINE))
+    assert int(constants.pop("RATE_NONE"), 16) == dp.RATE_NONE == 2**32 - 1
+    p4 = {("HEADER_LEN" if name == "HEADER_BYTES" else name): int(value, 0) for name, value in constants.items()}
+    assert len(p4) >= 12
+    assert {name: WIRE.get(name) for name in p4} == p4
+    assert re.search(r"RCP_MAX_RTT_US = \(1 << RCP_RTT_BITS\) - 1;", defines)
+    # rcp_h: each field's byte offset, from the widths of its fields (typedefs of defines.p4 resolved)
+    widths = {name: int(bits) for bits, name in re.findall(r"typedef bit<(\d+)>\s+(\w+);", defines)}
+    headers = (ROOT / "p4src" / "shared" / "headers.p4").read_text()
+    body = re.search(r"header rcp_h \{(.*?)\}", headers, re.S).group(1)
+    offsets, bit = {}, 0
+    for kind, name in re.findall(r"^\s*(bit<\d+>|\w+)\s+(\w+);", body, re.MULTILINE):
+        offsets[name] = bit // 8
+        bit += int(kind[4:-1]) if kind.startswith("bit<") else widths[kind]
+    assert bit == 8 * WIRE["HEADER_LEN"]
+    assert offsets == {"version": 0, "type": 0, "flags": WIRE["FLAGS_OFFSET"], "reserved": WIRE["RESERVED_OFFSET"],
+                       "rate_kbps": WIRE["RATE_OFFSET"], "rtt_us": WIRE["RTT_OFFSET"],
+                       "feedback_kbps": WIRE["FEEDBACK_OFFSET"]}

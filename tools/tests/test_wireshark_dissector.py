@@ -6,6 +6,7 @@ packet type, and one that bmv2 made of the PTF suite's stamping tests, packets t
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 import subprocess
@@ -18,7 +19,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import rdpcap, wrpcap
 
-from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, REF, REFACK, SYN, SYNACK
+from p4rcp.protocol import ACK, DATA, FIN, FINACK, RCP, REF, REFACK, SYN, SYNACK, TYPE_NAMES, WIRE
 from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import ROOT
 
@@ -79,6 +80,22 @@ EXAMPLES = [  # (RCP header, host bytes, the host fields they carry)
     (RCP(type=REFACK, feedback_kbps=5500), common(7, 0, 14),
      {"flow_id": 7, "pkt_seq": 0, "ts_us": 14, "offset": [], "cum_ack": [], "window": []}),
 ]
+
+
+def test_the_dissectors_constants_are_the_hosts_wire_definition():
+    """Every constant the dissector names (a local NAME, the P4RCP_NAME macro of hosts/include/p4rcp_wire.h),
+    its type names and its scheme codes are the Rust hosts' (hosts/src/transport/wire.rs)."""
+    lua = DISSECTOR.read_text()
+    constants = {name: int(value, 0) for name, value in re.findall(r"^local (\w+) = (0x[0-9A-Fa-f]+|\d+)$", lua,
+                                                                    re.MULTILINE)}
+    assert len(constants) >= 20
+    assert {name: WIRE.get(name) for name in constants} == constants
+    types = dict(re.findall(r'\[(\d+)\] = "([A-Z]+)"', re.search(r"local types = \{(.*?)\}", lua, re.S).group(1)))
+    assert {int(code): name for code, name in types.items()} == {WIRE[f"TYPE_{n}"]: n for n in TYPE_NAMES}
+    schemes = dict(re.findall(r'\[(\d+)\] = "([a-z0-9-]+)"', re.search(r"local schemes = \{(.*?)\}", lua, re.S).group(1)))
+    from_header = {code: name.removeprefix("SCHEME_").lower().replace("_", "-")
+                   for name, code in WIRE.items() if name.startswith("SCHEME_")}
+    assert {int(code): name for code, name in schemes.items()} == from_header
 
 
 def test_every_packet_type_is_decoded_field_by_field(tmp_path):

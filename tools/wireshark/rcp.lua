@@ -7,8 +7,34 @@
 --
 -- Rates are kb/s of Ethernet frames (docs/protocol.md, "Units"); rtt_us is microseconds.
 
-local RCP_UDP_PORT = 6577
-local RCP_HEADER_LEN = 16
+-- The wire's constants as hosts/include/p4rcp_wire.h has them (generated from hosts/src/transport/wire.rs,
+-- the one definition; each name here is its P4RCP_ macro's), since a dissector must stand alone in a plugins
+-- folder; tools/tests/test_wireshark_dissector.py fails while they differ.
+local UDP_PORT = 6577
+local HEADER_LEN = 16
+local FLAGS_OFFSET = 1
+local RESERVED_OFFSET = 2
+local RATE_OFFSET = 4
+local RTT_OFFSET = 8
+local FEEDBACK_OFFSET = 12
+local FLOW_ID_OFFSET = 16
+local PKT_SEQ_OFFSET = 20
+local TS_OFFSET = 24
+local BODY_OFFSET = 28
+local SYN_LEN = 40
+local SYNACK_LEN = 32
+local DATA_HEADER_LEN = 36
+local ACK_LEN = 44
+local SACK_LEN = 16
+local FIN_LEN = 36
+local FINACK_LEN = 40
+local REF_LEN = 28
+local TYPE_DATA = 0
+local TYPE_ACK = 1
+local TYPE_SYN = 2
+local TYPE_SYNACK = 3
+local TYPE_FIN = 4
+local TYPE_FINACK = 5
 
 local types = { [0] = "DATA", [1] = "ACK", [2] = "SYN", [3] = "SYNACK", [4] = "FIN", [5] = "FINACK", [6] = "REF",
                 [7] = "REFACK" }
@@ -51,57 +77,59 @@ host.fields = { h.flow_id, h.pkt_seq, h.ts_us, h.total_size, h.mss, h.cc, h.wind
 -- The transport behind the RCP header (offsets from the UDP payload's start, docs/protocol.md).
 local function dissect_host(buf, kind, tree)
     local len = buf:len()
-    if len < 28 then return end
-    local t = tree:add(host, buf(16))
-    t:add(h.flow_id, buf(16, 4))
-    t:add(h.pkt_seq, buf(20, 4))
-    t:add(h.ts_us, buf(24, 4))
-    if kind == 2 and len >= 40 then                         -- SYN
-        t:add(h.total_size, buf(28, 8))
-        t:add(h.mss, buf(36, 2))
-        t:add(h.cc, buf(38, 1))
-    elseif kind == 3 and len >= 32 then                     -- SYNACK
-        t:add(h.window, buf(28, 4))
-    elseif kind == 0 and len >= 36 then                     -- DATA
-        t:add(h.offset, buf(28, 8))
-        t:add(h.payload_len, buf(36), len - 36)
-    elseif kind == 1 and len >= 44 then                     -- ACK
-        t:add(h.cum_ack, buf(28, 8))
-        t:add(h.window, buf(36, 4))
-        t:add(h.sack_count, buf(40, 1))
-        local n = buf(40, 1):uint()
+    if len < REF_LEN then return end
+    local t = tree:add(host, buf(HEADER_LEN))
+    t:add(h.flow_id, buf(FLOW_ID_OFFSET, 4))
+    t:add(h.pkt_seq, buf(PKT_SEQ_OFFSET, 4))
+    t:add(h.ts_us, buf(TS_OFFSET, 4))
+    local b = BODY_OFFSET
+    if kind == TYPE_SYN and len >= SYN_LEN then
+        t:add(h.total_size, buf(b, 8))
+        t:add(h.mss, buf(b + 8, 2))
+        t:add(h.cc, buf(b + 10, 1))
+    elseif kind == TYPE_SYNACK and len >= SYNACK_LEN then
+        t:add(h.window, buf(b, 4))
+    elseif kind == TYPE_DATA and len >= DATA_HEADER_LEN then
+        t:add(h.offset, buf(b, 8))
+        t:add(h.payload_len, buf(DATA_HEADER_LEN), len - DATA_HEADER_LEN)
+    elseif kind == TYPE_ACK and len >= ACK_LEN then
+        t:add(h.cum_ack, buf(b, 8))
+        t:add(h.window, buf(b + 8, 4))
+        t:add(h.sack_count, buf(b + 12, 1))
+        local n = buf(b + 12, 1):uint()
         for i = 0, n - 1 do
-            local at = 44 + 16 * i
-            if at + 16 > len then break end
+            local at = ACK_LEN + SACK_LEN * i
+            if at + SACK_LEN > len then break end
             t:add(h.sack_start, buf(at, 8))
             t:add(h.sack_end, buf(at + 8, 8))
         end
-    elseif kind == 4 and len >= 36 then                     -- FIN
-        t:add(h.final_size, buf(28, 8))
-    elseif kind == 5 and len >= 40 then                     -- FINACK
-        t:add(h.cum_ack, buf(28, 8))
-        t:add(h.status, buf(36, 1))
+    elseif kind == TYPE_FIN and len >= FIN_LEN then
+        t:add(h.final_size, buf(b, 8))
+    elseif kind == TYPE_FINACK and len >= FINACK_LEN then
+        t:add(h.cum_ack, buf(b, 8))
+        t:add(h.status, buf(b + 8, 1))
     end
-    -- REF (6) and REFACK (7) carry the 12 common bytes only.
+    -- REF and REFACK carry the common bytes only.
 end
 
 function rcp.dissector(buf, pinfo, tree)
-    if buf:len() < RCP_HEADER_LEN then return 0 end
+    if buf:len() < HEADER_LEN then return 0 end
     local kind = buf(0, 1):bitfield(4, 4)
     pinfo.cols.protocol = "RCP"
     local name = types[kind] or ("type " .. kind)
-    local t = tree:add(rcp, buf(0, RCP_HEADER_LEN), "RCP " .. name)
+    local t = tree:add(rcp, buf(0, HEADER_LEN), "RCP " .. name)
     t:add(f.version, buf(0, 1))
     t:add(f.type, buf(0, 1))
-    t:add(f.flags, buf(1, 1))
-    t:add(f.reserved, buf(2, 2))
-    t:add(f.rate_kbps, buf(4, 4))
-    t:add(f.rtt_us, buf(8, 4))
-    t:add(f.feedback_kbps, buf(12, 4))
-    pinfo.cols.info = string.format("RCP %s rate=%d kb/s rtt=%d us feedback=%d kb/s", name, buf(4, 4):uint(),
-                                    buf(8, 4):uint(), buf(12, 4):uint())
+    t:add(f.flags, buf(FLAGS_OFFSET, 1))
+    t:add(f.reserved, buf(RESERVED_OFFSET, 2))
+    t:add(f.rate_kbps, buf(RATE_OFFSET, 4))
+    t:add(f.rtt_us, buf(RTT_OFFSET, 4))
+    t:add(f.feedback_kbps, buf(FEEDBACK_OFFSET, 4))
+    pinfo.cols.info = string.format("RCP %s rate=%d kb/s rtt=%d us feedback=%d kb/s", name,
+                                    buf(RATE_OFFSET, 4):uint(), buf(RTT_OFFSET, 4):uint(),
+                                    buf(FEEDBACK_OFFSET, 4):uint())
     dissect_host(buf, kind, tree)
     return buf:len()
 end
 
-DissectorTable.get("udp.port"):add(RCP_UDP_PORT, rcp)
+DissectorTable.get("udp.port"):add(UDP_PORT, rcp)

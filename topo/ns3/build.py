@@ -1,10 +1,12 @@
 """The engine's C++ module (topo/ns3/model/): compiled ahead of time with g++ against the ns3 wheel's headers
-and libraries, loaded into the simulation process with cppyy.
+and libraries and linked with the hosts' transport (hosts/: libp4rcp_host.a, the Rust library that `make
+hosts` builds, and its C headers in hosts/include/), loaded into the simulation process with cppyy.
 
-Why ahead of time rather than with cppyy.cppdef: the per-packet code (queue disc, transport) is compiled
+Why ahead of time rather than with cppyy.cppdef: the per-packet code (queue disc, applications) is compiled
 once with -O2, a compiler error names its file and line before anything runs, and a run does not JIT
 the module again (seeds run as separate processes). The library is cached under build/ns3/ by a hash of the
-sources, the flags and the ns-3 version, so a changed source rebuilds it and parallel runs share it.
+sources, the hosts' library and headers, the flags and the ns-3 version, so a changed source or a rebuilt
+hosts' library rebuilds it and parallel runs share it.
 
 The wheel's pkg-config files point to paths of the machine that built it: the include and library
 directories are taken from the installed package instead.
@@ -28,6 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 MODEL_DIR = Path(__file__).resolve().parent / "model"      # the protocol classes
 HELPER_DIR = Path(__file__).resolve().parent / "helper"    # what the Python driver calls to install them
 SOURCE_DIRS = (MODEL_DIR, HELPER_DIR)
+# The hosts' transport as a C library (hosts/src/ffi/), built by `make hosts` (cargo build --release).
+HOSTS_INCLUDE_DIR = ROOT / "hosts" / "include"
+HOSTS_LIBRARY = ROOT / "hosts" / "target" / "release" / "libp4rcp_host.a"
+# What a Rust static library needs from the system (cargo rustc -- --print native-static-libs).
+HOSTS_LIBRARY_NEEDS = ("-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc")
 BUILD_DIR = ROOT / "build" / "ns3"
 NS3_MODULES = ("core", "network", "internet", "traffic-control", "applications", "point-to-point")
 # The wheel's own compile definitions (its lib64/cmake/ns3/ns3Targets.cmake): inline code in the headers
@@ -48,6 +55,8 @@ def unavailable() -> str | None:
         return "cppyy is not installed (it comes with the ns3 wheel: pip install -r requirements.txt)"
     if shutil.which(os.environ.get("CXX", "g++")) is None:
         return "no C++ compiler (g++) to build topo/ns3/model against the ns3 wheel (Debian: apt-get install g++)"
+    if not HOSTS_LIBRARY.is_file():
+        return f"{HOSTS_LIBRARY.relative_to(ROOT)} is missing (the hosts' transport): run 'make hosts'"
     return None
 
 
@@ -74,10 +83,14 @@ def _headers() -> list[Path]:
     return sorted(p for d in SOURCE_DIRS for p in d.glob("*.h"))
 
 
+def _hosts_headers() -> list[Path]:
+    return sorted(HOSTS_INCLUDE_DIR.glob("*.h"))
+
+
 def library_path() -> Path:
-    """Where the module built from the current sources lives (built or not)."""
+    """Where the module built from the current sources and hosts' library lives (built or not)."""
     h = hashlib.sha256()
-    for path in _headers() + _sources():
+    for path in _headers() + _sources() + _hosts_headers() + [HOSTS_LIBRARY]:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     h.update(" ".join(CXXFLAGS + DEFINES + (ns3_version(),)).encode())
     return BUILD_DIR / f"libp4rcp-ns3-{h.hexdigest()[:16]}.so"
@@ -95,7 +108,7 @@ def build(verbose: bool = False) -> Path:
     lib64 = wheel / "lib64"
     version = ns3_version().split(".post")[0]
     cxx = os.environ.get("CXX", "g++")
-    compile_flags = [*CXXFLAGS, f"-I{wheel / 'include'}", *(f"-I{d}" for d in SOURCE_DIRS),
+    compile_flags = [*CXXFLAGS, f"-I{wheel / 'include'}", *(f"-I{d}" for d in (*SOURCE_DIRS, HOSTS_INCLUDE_DIR)),
                      *(f"-D{d}" for d in DEFINES)]
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BUILD_DIR) as tmp:
@@ -106,8 +119,9 @@ def build(verbose: bool = False) -> Path:
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             objects = list(pool.map(compile_one, _sources()))
         partial = Path(tmp) / target.name
-        _run([cxx, "-shared", "-o", str(partial), *map(str, objects), f"-L{lib64}",
-              *(f"-l{_lib_name(m, version)}" for m in NS3_MODULES), f"-Wl,-rpath,{lib64}"], verbose)
+        _run([cxx, "-shared", "-Wl,--no-undefined", "-o", str(partial), *map(str, objects), str(HOSTS_LIBRARY),
+              f"-L{lib64}", *(f"-l{_lib_name(m, version)}" for m in NS3_MODULES), *HOSTS_LIBRARY_NEEDS,
+              f"-Wl,-rpath,{lib64}"], verbose)
         os.replace(partial, target)      # atomic: a parallel build of the same sources loses nothing
     for old in BUILD_DIR.glob("libp4rcp-ns3-*.so"):
         if old != target:
@@ -138,7 +152,7 @@ def load():
     finally:
         os.chdir(here)
     import cppyy
-    for directory in SOURCE_DIRS:
+    for directory in (*SOURCE_DIRS, HOSTS_INCLUDE_DIR):
         cppyy.add_include_path(str(directory))
     cppyy.load_library(str(library))
     for header in _headers():

@@ -3,8 +3,10 @@
 The run builds the topology (topo/ns3/network.py), starts one ControlLoop per switch with RCP ports over
 the simulated switch (topo/ns3/driver.py): the project's own loop and law, stepped every T of simulated
 time with the simulation's clock; the hosts' applications start the flows of the same schedule as on
-Mininet (topo/ns3/workload.py). The simulation advances in slices up to the next control-loop step or
-bandwidth change. It writes the run directory the Mininet runner writes (topo/run.py, run_scheme).
+Mininet (topo/ns3/workload.py): the Rust hosts' own transport (HostSender, HostReceiver, linked from
+hosts/) for every UDP scheme, ns-3's TCP for tcp. The simulation advances in slices up to the next
+control-loop step or bandwidth change. It writes the run directory the Mininet runner writes (topo/run.py,
+run_scheme), with the hosts' own records.
 """
 
 from __future__ import annotations
@@ -17,24 +19,21 @@ from pathlib import Path
 
 from control_plane.loop import ControlLoop, program_switch
 from p4rcp.params import RcpParams
+from p4rcp.protocol import HOSTS_MAX_RATE_KBPS, RCP_MIN_RATE_KBPS
 from topo.experiment import Experiment, Scheme, Variant
+from topo.hosts import LONG_FLOW_CLOSE_S, LONG_FLOW_SAMPLE_S
 from topo.ns3 import build
 from topo.ns3.driver import Ns3Driver
 from topo.ns3.network import RouterOptions, SimNetwork
-from topo.ns3.records import flow_record, recv_record, sample_line
-from topo.ns3.workload import LOAD_UNIT, Plan
+from topo.ns3.workload import LOAD_UNIT, Flow, Plan
 from topo.schedule import RunDir, receivers
 
 ENGINE = "ns3"
 GRACE_S = 20.0                 # as topo/run.py: flows still running this long after the end are cut short
-LONG_FLOW_SAMPLE_S = 0.02      # as topo/hosts.py: goodput samples of long flows
-LONG_FLOW_CLOSE_S = 15.0       # as topo/hosts.py: a long flow's timeout is its duration + this
 POISSON_TIMEOUT_S = 60.0       # the hosts' --timeout default, which the traffic generator's flows keep
-MIN_RATE_KBPS = 100.0          # the hosts' --min-rate default
-RCP_UDP_PORT, TCP_PORT = 6577, 6578
 # Linux's largest socket buffers (net.ipv4.tcp_wmem / tcp_rmem, third field): the Mininet hosts' TCP.
 LINUX_SNDBUF, LINUX_RCVBUF = 4 * 2**20, 6 * 2**20
-RCP_RECV_WINDOW = 16 * 2**20   # the hosts' receiver window (hosts/src/receiver.rs)
+RCP_RECV_WINDOW = 16 * 2**20   # the hosts' receiver window (hosts/src/transport/receiver.rs, RECV_WINDOW)
 LINUX_MIN_RTO_S, LINUX_SYN_RTO_S, LINUX_DELACK_S = 0.2, 1.0, 0.04
 # TIME_WAIT lasts two of these. ns-3 finds a packet's socket by a linear search over the node's sockets,
 # and with its default (120 s) the closed connections of a Poisson workload piled up by the thousand (at
@@ -45,16 +44,39 @@ TCP_ALGORITHMS = {"cubic": "ns3::TcpCubic", "reno": "ns3::TcpNewReno", "newreno"
 PROGRESS_EVERY_S = 30.0
 
 
-def tcp_algorithm(scheme: Scheme) -> str | None:
-    """ns-3's TypeId of a TCP scheme, None if the scheme is not TCP."""
-    if not scheme.is_tcp:
-        return None
-    return TCP_ALGORITHMS.get(scheme.cc.removeprefix("tcp").removeprefix(":") or "cubic")
+def _is_tcp(cc: str) -> bool:
+    return cc == "tcp" or cc.startswith("tcp:")
+
+
+def _tcp_type(cc: str) -> str | None:
+    """ns-3's TypeId of a TCP cc (tcp, tcp:ALGO), None if ns-3 has none for it."""
+    return TCP_ALGORITHMS.get(cc.removeprefix("tcp").removeprefix(":") or "cubic")
+
+
+def tcp_ccs(exp: Experiment, scheme: Scheme) -> set[str]:
+    """The TCP schemes the runs of a scheme start: the scheme's own, tcp for a sweep's tcp_flows, and the long
+    flows' own."""
+    ccs = {scheme.cc} if scheme.is_tcp else set()
+    if exp.tcp_flows or exp.sweep.get("tcp_flows"):
+        ccs.add("tcp")
+    return ccs | {f.cc for f in exp.long_flows if f.cc and _is_tcp(f.cc)}
+
+
+def tcp_algorithm(exp: Experiment, scheme: Scheme) -> str | None:
+    """ns-3's TypeId of the TCP that a scheme's runs start (ns-3's TCP is one per simulation), None if they
+    start none."""
+    types = {_tcp_type(cc) for cc in tcp_ccs(exp, scheme)}
+    return next(iter(types)) if len(types) == 1 else None
 
 
 def refusal(exp: Experiment, scheme_name: str) -> str | None:
-    """Why this engine cannot run a scheme of the experiment, in one line, or None."""
+    """Why this engine cannot run a scheme of the experiment, in one line, or None. Every scheme of the hosts
+    runs (their own transport; the host binary judged the names when the experiment was loaded), TCP as
+    ns-3's TCP; the router model lacks weights and policing."""
     scheme = exp.scheme(scheme_name)
+    if scheme.is_external:
+        return (f"scheme {scheme_name} is an external program, which the ns-3 engine cannot run: run it on "
+                f"Mininet")
     if scheme.cc == "rcp":
         params = exp.rcp_params(scheme)
         missing = [what for what, used in (("weighted sharing (dscp_weights)", bool(params.dscp_weights)),
@@ -64,14 +86,15 @@ def refusal(exp: Experiment, scheme_name: str) -> str | None:
         if missing:
             return (f"scheme {scheme_name} uses {', '.join(missing)}, which the ns-3 model of the router "
                     f"(topo/ns3/model/rcp-queue-disc.cc) does not have: run it on Mininet")
-        return None
-    if tcp_algorithm(scheme):
-        return None
-    if scheme.is_tcp:
-        return (f"scheme {scheme_name} ({scheme.cc}) cannot run on the ns-3 engine: its TCP runs "
-                f"{', '.join('tcp:' + a for a in TCP_ALGORITHMS)} (tcp = tcp:cubic)")
-    return (f"scheme {scheme_name} ({scheme.cc}) cannot run on the ns-3 engine: it runs rcp and tcp "
-            f"(PCC Allegro and Vivace and fixed rates are the Rust hosts', not ported to ns-3)")
+    ccs = tcp_ccs(exp, scheme)
+    unknown = sorted(cc for cc in ccs if _tcp_type(cc) is None)
+    if unknown:
+        return (f"scheme {scheme_name} runs {', '.join(unknown)}, which the ns-3 engine cannot run: its TCP "
+                f"runs {', '.join('tcp:' + a for a in TCP_ALGORITHMS)} (tcp = tcp:cubic)")
+    if len({_tcp_type(cc) for cc in ccs}) > 1:
+        return (f"scheme {scheme_name} runs {', '.join(sorted(ccs))} together, which the ns-3 engine cannot: "
+                f"ns-3's TCP is one congestion control per simulation")
+    return None
 
 
 @dataclass(frozen=True)
@@ -112,7 +135,7 @@ class Run:
         self.epoch = time.time()
         self.loops: dict[str, ControlLoop] = {}
         self.drivers: dict[str, Ns3Driver] = {}
-        self.senders: dict[str, object] = {}      # host -> its sender application
+        self.senders: dict[tuple[str, bool], object] = {}  # (host, TCP?) -> its sender application
         self.receivers: dict[str, list] = {}      # host -> its receiver applications (UDP and TCP)
         self.meta = {"experiment": self.exp.name, "variant": job.variant.label, "scheme": self.scheme.name,
                      "cc": self.scheme.cc, "seed": job.seed, "duration_s": self.exp.duration_s,
@@ -194,7 +217,7 @@ class Run:
         delayed-ACK timer; socket buffers Linux's largest or two bandwidth-delay products, whichever is larger
         (at the RCP papers' scale Linux's would cap a flow far below C)."""
         ns = self.ns
-        algorithm = tcp_algorithm(self.scheme) or TCP_ALGORITHMS["cubic"]
+        algorithm = tcp_algorithm(self.exp, self.scheme) or TCP_ALGORITHMS["cubic"]
         mss = self.topology.data_frame_bytes - 14 - 20 - 20 - 12
         bdp2 = int(2 * self._bdp_bytes())
         defaults = {
@@ -214,48 +237,57 @@ class Run:
                             "sndbuf_bytes": max(LINUX_SNDBUF, bdp2), "rcvbuf_bytes": max(LINUX_RCVBUF, bdp2)}
 
     def _install_applications(self) -> None:
+        """A UDP receiver (the hosts' transport) and a TCP receiver on every receiving host; on a sending host,
+        a HostSender for its flows of the hosts' schemes and a TcpFlowSender for its TCP flows."""
         ns, p4rcp, t = self.ns, self.p4rcp, self.topology
         window = max(RCP_RECV_WINDOW, int(2 * self._bdp_bytes()))
+        epoch = ns.DoubleValue(self.epoch)
         for name in receivers(self.exp):
-            udp = ns.CreateObject[p4rcp.RcpReceiver]()
+            udp = ns.CreateObject[p4rcp.HostReceiver]()
             udp.SetAttribute("Window", ns.UintegerValue(window))
             tcp = ns.CreateObject[p4rcp.TcpFlowReceiver]()
             for app in (udp, tcp):
+                app.SetAttribute("Epoch", epoch)
                 self.net.nodes[name].AddApplication(app)
                 app.SetStartTime(ns.Seconds(0))
             self.receivers[name] = [udp, tcp]
-        algorithm = tcp_algorithm(self.scheme)
         for flow in self.job.plan.flows:
-            app = self.senders.get(flow.host)
+            app = self.senders.get((flow.host, flow.is_tcp))
             if app is None:
-                app = ns.CreateObject[p4rcp.TcpFlowSender if algorithm else p4rcp.RcpSender]()
+                app = ns.CreateObject[p4rcp.TcpFlowSender if flow.is_tcp else p4rcp.HostSender]()
                 app.SetAttribute("Remote", ns.Ipv4AddressValue(ns.Ipv4Address(t.hosts[flow.receiver].ip)))
-                if algorithm:
-                    app.SetAttribute("Scheme", ns.StringValue(self.scheme.cc))
+                app.SetAttribute("Epoch", epoch)
                 self.net.nodes[flow.host].AddApplication(app)
                 app.SetStartTime(ns.Seconds(0))
-                self.senders[flow.host] = app
-            app.AddFlow(flow.start_s, self._flow_params(flow, TCP_PORT if algorithm else RCP_UDP_PORT))
+                self.senders[(flow.host, flow.is_tcp)] = app
+            app.AddFlow(flow.start_s, self._flow_params(flow))
 
-    def _flow_params(self, flow, port: int):
-        """What the host binary's command line would give the flow (topo/hosts.py)."""
+    def _flow_params(self, flow: Flow):
+        """What the host binary's command line gives the flow (topo/hosts.py, topo/schedule.py)."""
         t = self.topology
         p = self.p4rcp.FlowParams()
         p.flowId = flow.flow_id
         p.index = -1 if flow.index is None else flow.index
-        p.dst = f"{t.hosts[flow.receiver].ip}:{port}"
+        p.scheme = flow.cc
+        p.dscp = flow.dscp
         if flow.size_bytes is None:
             p.duration = flow.duration_s
             p.timeout = flow.duration_s + LONG_FLOW_CLOSE_S
+            p.trace = True
             p.sampleInterval = LONG_FLOW_SAMPLE_S
         else:
             p.size = flow.size_bytes
             p.timeout = POISSON_TIMEOUT_S
+        # The hosts seed a long flow's controller with its id, a traffic generator's flow from its seed and index.
+        p.seed = (flow.flow_id if flow.generator_seed is None
+                  else int(self.p4rcp.TrafficFlowSeed(flow.generator_seed, flow.index)))
         p.mss = t.mss_bytes
-        # A flow asks for what its NIC can send (the hosts' default of 1 Gb/s is below the papers' links).
+        # A flow asks for the hosts' default (1 Gb/s), or what its NIC can send where that is more (the papers'
+        # links are faster).
         nic = t.hosts[flow.host].access_mbps
-        p.maxRateKbps = (nic * 1e3) if nic is not None else self.net.unshaped_bps / 1e3
-        p.minRateKbps = MIN_RATE_KBPS
+        nic_kbps = nic * 1e3 if nic is not None else self.net.unshaped_bps / 1e3
+        p.maxRateKbps = max(HOSTS_MAX_RATE_KBPS, nic_kbps)
+        p.minRateKbps = RCP_MIN_RATE_KBPS
         return p
 
     # ------------------------------------------------------------------------------------- simulation
@@ -300,7 +332,8 @@ class Run:
                       flush=True)
         self.meta["control_loop_cpu_s"] = round(in_loops, 3)
         self.meta["traffic_cut_short"] = sum(
-            1 for host in self.job.plan.planned if int(self.senders[host].FlowsLeft()) > 0)
+            1 for host in self.job.plan.planned
+            if any(int(app.FlowsLeft()) > 0 for (h, _), app in self.senders.items() if h == host))
 
     def _bandwidth_change(self, scale: float) -> None:
         """The bottleneck's rate and the control plane's C together (as topo/network.py, set_bottleneck)."""
@@ -314,19 +347,23 @@ class Run:
     # ---------------------------------------------------------------------------------------- records
 
     def _write_records(self) -> None:
+        """The hosts' records, as the applications wrote them (the hosts' library's JSON lines), into the files
+        the hosts write: flows_HOST.jsonl, trace_HOST.jsonl, recv_HOST.jsonl."""
         t = self.topology
         written = {}
-        for host, app in self.senders.items():
-            flows = [flow_record(r, self.epoch) for r in app.Finish()]
-            samples = [sample_line(s) for s in app.TakeSamples()]
-            _write_jsonl(self.out.flows(host), sorted(flows, key=lambda r: r["start_unix_s"]))
-            if samples:
-                _write_jsonl(self.out.trace(host), samples)
+        for host in sorted({host for host, _ in self.senders}):
+            apps = [app for (h, _), app in self.senders.items() if h == host]
+            flows = [line for app in apps for line in str(app.Finish()).splitlines()]
+            trace = [line for app in apps for line in str(app.TakeTrace()).splitlines()]
+            records = sorted(((json.loads(line), line) for line in flows), key=lambda r: r[0]["start_unix_s"])
+            _write_lines(self.out.flows(host), [line for _, line in records])
+            if trace:
+                _write_lines(self.out.trace(host), trace)
             planned = self.job.plan.planned.get(host)
-            recorded = sum("index" in r for r in flows)
+            recorded = sum("index" in r for r, _ in records)
             if planned is not None and recorded < planned:
                 self.meta["problems"].append(f"traffic of {host} recorded {recorded} of the {planned} flows planned")
-            written.update({(host, r["flow_id"]): r for r in flows})
+            written.update({(host, r["flow_id"]): r for r, _ in records})
         for flow in self.job.plan.flows:
             r = written.get((flow.host, flow.flow_id))
             if flow.index is None and not (r and r["completed"]):
@@ -334,8 +371,7 @@ class Run:
                 self.meta["problems"].append(f"long flow {flow.host}->{flow.receiver} (id {flow.flow_id}) did not "
                                              f"complete: {why}")
         for host, apps in self.receivers.items():
-            records = [recv_record(r, self.epoch) for app in apps for r in app.Finish()]
-            _write_jsonl(self.out.recv(host), records)
+            _write_lines(self.out.recv(host), [line for app in apps for line in str(app.Finish()).splitlines()])
         self.meta["bottleneck_drops"] = {f"{s}:{p}": self.net.dropped(s, p) for s, p in t.bottlenecks}
         self.meta["access_links"] = {
             name: {"rate_mbps": t.hosts[name].access_mbps,
@@ -344,9 +380,9 @@ class Run:
             for name in t.senders if t.hosts[name].access_mbps is not None}
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
+def _write_lines(path: Path, lines: list[str]) -> None:
     with open(path, "w") as f:
-        f.writelines(json.dumps(row) + "\n" for row in rows)
+        f.writelines(line + "\n" for line in lines)
 
 
 def wall_per_simulated_second(metas: list[dict]) -> float | None:

@@ -19,7 +19,7 @@ import psutil
 from p4rcp.presets import describe_routers
 from topo.experiment import Experiment
 from topo.ns3 import build
-from topo.ns3.engine import ENGINE, Job, refusal, run_job, tcp_algorithm
+from topo.ns3.engine import ENGINE, Job, refusal, run_job, tcp_algorithm, tcp_ccs
 from topo.ns3.network import RouterOptions
 from topo.ns3.workload import plan
 from topo.report import write_report
@@ -84,13 +84,18 @@ def _version(package: str) -> str:
 def describe(exp: Experiment, scheme_name: str, router: RouterOptions) -> str:
     """What a scheme ran on ns-3, for the summary (recorded in each run.json)."""
     scheme = exp.scheme(scheme_name)
-    algorithm = tcp_algorithm(scheme)
-    if algorithm:
-        ran = (f"ns-3's TCP ({algorithm}), initial window {scheme.initcwnd or 10} segments, SACK and timestamps, "
-               f"Linux's minimum RTO (200 ms) and send-buffer growth")
+    algorithm = tcp_algorithm(exp, scheme)
+    tcp = (f"ns-3's TCP ({algorithm}), initial window {scheme.initcwnd or 10} segments, SACK and timestamps, "
+           f"Linux's minimum RTO (200 ms) and send-buffer growth")
+    if scheme.is_tcp:
+        ran = tcp
     else:
-        ran = (f"rcp senders (the hosts' transport in ns-3); {describe_routers(exp.rcp_params(scheme))}; RTT "
-               f"samples at {router.rtt_samples}, queue {router.queue_sample}")
+        ran = f"{scheme.cc} senders (the Rust hosts' transport, linked into ns-3)"
+        if algorithm:
+            ran += f", and {', '.join(sorted(tcp_ccs(exp, scheme)))} flows with {tcp}"
+        if scheme.cc == "rcp":
+            ran += (f"; {describe_routers(exp.rcp_params(scheme))}; RTT samples at {router.rtt_samples}, queue "
+                    f"{router.queue_sample}")
     return f"preset {scheme.preset}: {ran}" if scheme.preset else ran
 
 

@@ -10,12 +10,15 @@
 //!
 //! All rates are kb/s of Ethernet frames (`docs/protocol.md`, "Units").
 
-pub mod allegro;
-pub mod fixed;
-pub mod pcc;
-pub mod rcp;
-pub mod utility;
-pub mod vivace;
+mod allegro;
+mod fixed;
+mod pcc;
+mod rcp;
+mod utility;
+mod vivace;
+
+pub use allegro::Utility as AllegroUtility;
+pub use vivace::Variant as VivaceVariant;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

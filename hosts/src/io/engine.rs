@@ -8,7 +8,7 @@
 use crate::cc::RateController;
 use crate::io::net;
 use crate::io::sink::Sink;
-use crate::transport::receiver::Receiver;
+use crate::transport::receiver::{Receiver, RECV_WINDOW};
 use crate::transport::sender::{FlowParams, SenderFlow};
 use crate::transport::wire::Packet;
 use crate::transport::Tx;
@@ -258,10 +258,9 @@ impl SenderEngine {
 pub fn run_receiver(sock: UdpSocket, idle_timeout: f64, until: Option<f64>, out: Option<Sink>) -> Receiver {
     let t0 = Instant::now();
     let fd = sock.as_raw_fd();
-    let mut rx = Receiver::new(idle_timeout);
+    let mut rx = Receiver::new(idle_timeout, RECV_WINDOW);
     let mut recvq = net::RecvBatch::new(BATCH, DGRAM_MAX);
     let mut sendq = net::SendBatch::new(BATCH);
-    let mut next_gc = 1.0;
     loop {
         let now = t0.elapsed().as_secs_f64();
         if net::stopping() || until.is_some_and(|u| now >= u) {
@@ -283,10 +282,7 @@ pub fn run_receiver(sock: UdpSocket, idle_timeout: f64, until: Option<f64>, out:
                 break;
             }
         }
-        if now >= next_gc {
-            rx.gc(now);
-            next_gc = now + 1.0;
-        }
+        rx.on_timer(now);
         if let Some(o) = &out {
             for r in rx.take_records() {
                 o.write(&r);
@@ -294,7 +290,7 @@ pub fn run_receiver(sock: UdpSocket, idle_timeout: f64, until: Option<f64>, out:
         } else {
             rx.take_records();
         }
-        let mut wait = (next_gc - t0.elapsed().as_secs_f64()).clamp(0.0, 1.0);
+        let mut wait = (rx.next_wake() - t0.elapsed().as_secs_f64()).clamp(0.0, 1.0);
         if let Some(u) = until {
             wait = wait.min((u - now).max(0.0));
         }

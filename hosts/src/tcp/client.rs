@@ -4,8 +4,9 @@
 use super::{CHUNK, DONE, HELLO};
 use crate::io::net;
 use crate::io::sink::Sink;
-use crate::transport::record::{round, FlowRecord, TraceLine};
-use crate::workload::pattern;
+use super::record::{Confirmation, TcpSent};
+use crate::transport::record::{FlowRecord, TraceLine};
+use crate::transport::pattern;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
@@ -64,23 +65,8 @@ impl Sampler {
         } else {
             0.0
         };
-        self.sink.write(&TraceLine {
-            flow_id: self.flow_id,
-            event: "sample",
-            t_s: round(t_s, 6),
-            rate_kbps: round(cwnd_kbps, 3),
-            srtt_ms: round(srtt_s * 1e3, 3),
-            mi_loss: 0.0,
-            goodput_kbps: Some(round(goodput_kbps, 3)),
-            send_kbps: None,
-            loss: None,
-            mi_rate_kbps: None,
-            throughput_kbps: None,
-            rtt_gradient: None,
-            rtt_samples: None,
-            rtt_scatter: None,
-            state: "tcp",
-        });
+        self.sink
+            .write(&TraceLine::tcp_sample(self.flow_id, t_s, cwnd_kbps, srtt_s, goodput_kbps));
     }
 }
 
@@ -183,15 +169,7 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
         None => "tcp".to_string(),
         Some(a) => format!("tcp:{a}"),
     };
-    let mut rec = FlowRecord {
-        flow_id: f.flow_id,
-        index: f.index,
-        scheme,
-        dst: f.dst.to_string(),
-        dscp: f.dscp,
-        start_unix_s: round(net::unix_now(), 6),
-        ..Default::default()
-    };
+    let start_unix_s = net::unix_now();
     let t0 = Instant::now();
     let deadline = t0 + Duration::from_secs_f64(f.timeout_s);
     let mut sent: u64 = 0;
@@ -287,27 +265,31 @@ pub fn run_flow(f: &TcpFlow) -> FlowRecord {
         b.copy_from_slice(&done[8..16]);
         Ok((status, u64::from_be_bytes(b)))
     })();
-    let fct = t0.elapsed().as_secs_f64();
-    rec.size_bytes = f.size.unwrap_or(sent);
-    if let Some(s) = &stream {
-        if let Some((retx, segs, rtt_ms)) = tcp_info(s) {
-            rec.retransmissions = retx;
-            rec.packets_sent = segs;
-            rec.srtt_ms = Some(round(rtt_ms, 3));
-        }
+    let fct_s = t0.elapsed().as_secs_f64();
+    let mut out = TcpSent {
+        flow_id: f.flow_id,
+        index: f.index,
+        scheme,
+        dst: f.dst.to_string(),
+        dscp: f.dscp,
+        start_unix_s,
+        size_bytes: f.size.unwrap_or(sent),
+        ..Default::default()
+    };
+    if let Some((retransmissions, segments, rtt_ms)) = stream.as_ref().and_then(tcp_info) {
+        out.retransmissions = retransmissions;
+        out.segments = segments;
+        out.srtt_s = Some(rtt_ms / 1e3);
     }
     match result {
-        Ok((status, bytes)) if bytes == rec.size_bytes => {
-            rec.completed = true;
-            rec.verified = Some(status & 1 == 1);
-            rec.fct_s = Some(round(fct, 6));
-            rec.mean_rate_kbps = Some(round(rec.size_bytes as f64 * 8.0 / fct.max(1e-9) / 1000.0, 3));
+        Ok((status, bytes)) => {
+            out.confirmation = Some(Confirmation {
+                fct_s,
+                bytes,
+                verified: Some(status & 1 == 1),
+            })
         }
-        Ok((_, bytes)) => {
-            rec.verified = Some(false);
-            rec.error = Some(format!("receiver confirmed {bytes} of {} bytes", rec.size_bytes));
-        }
-        Err(e) => rec.error = Some(format!("tcp: {e}")),
+        Err(e) => out.error = Some(format!("tcp: {e}")),
     }
-    rec
+    out.record()
 }

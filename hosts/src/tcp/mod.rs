@@ -9,10 +9,12 @@
 //! read that confirmation.
 
 mod client;
+mod record;
 mod runs;
 mod server;
 
 pub use client::{run_flow, TcpFlow};
+pub use record::{Confirmation, TcpSent};
 pub use runs::{run_at_once, run_traffic, TrafficStats};
 pub use server::serve_forever;
 

@@ -4,7 +4,7 @@ use super::{CHUNK, DONE, HELLO};
 use crate::io::net;
 use crate::io::sink::Sink;
 use crate::transport::record::{round, RecvRecord};
-use crate::workload::pattern;
+use crate::transport::pattern;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -13,14 +13,8 @@ use std::time::{Duration, Instant};
 /// confirm. Returns the receiver's record.
 fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
     let t0 = Instant::now();
-    let mut rec = RecvRecord {
-        role: "recv",
-        peer: peer.to_string(),
-        scheme: "tcp".into(),
-        transport: "tcp",
-        start_unix_s: round(net::unix_now(), 6),
-        ..Default::default()
-    };
+    let mut rec = RecvRecord::tcp(peer.to_string(), net::unix_now());
+    let mut verified = false;
     let r = (|| -> io::Result<()> {
         s.set_read_timeout(Some(idle))?;
         let mut hello = [0u8; 16];
@@ -33,7 +27,7 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
         b.copy_from_slice(&hello[8..16]);
         let size = u64::from_be_bytes(b);
         rec.size_bytes = if size == u64::MAX { None } else { Some(size) };
-        rec.verified = true;
+        verified = true;
         let mut buf = vec![0u8; CHUNK];
         let mut got: u64 = 0;
         let mut last_read_unix = None;
@@ -50,7 +44,7 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
                 break; // EOF
             }
             if !pattern::check(rec.flow_id, got, &buf[..n]) {
-                rec.verified = false;
+                verified = false;
             }
             got += n as u64;
             last_read_unix = Some(net::unix_now());
@@ -63,7 +57,7 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
         }
         let mut done = Vec::with_capacity(16);
         done.extend_from_slice(DONE);
-        let status: u32 = if rec.verified && rec.completed { 1 } else { 0 };
+        let status: u32 = if verified && rec.completed { 1 } else { 0 };
         done.extend_from_slice(&status.to_be_bytes());
         done.extend_from_slice(&got.to_be_bytes());
         s.write_all(&done)?;
@@ -80,7 +74,7 @@ fn serve(mut s: TcpStream, peer: SocketAddr, idle: Duration) -> RecvRecord {
     if r.is_err() {
         rec.completed = false;
     }
-    rec.verified = rec.verified && rec.completed;
+    rec.verified = Some(verified && rec.completed);
     rec.duration_s = round(t0.elapsed().as_secs_f64(), 6);
     rec
 }

@@ -1,21 +1,25 @@
 //! The host transport (`docs/protocol.md`, "Host transport"): the wire
-//! format, one flow's sender, the receiver, monitor intervals and the
-//! records they write.
+//! format, one flow's sender, the receiver, the content of a flow's bytes
+//! and the records they write. Its parts (handshake, loss detection,
+//! monitor intervals, pacing, REF probes, RTT estimation) are private: the
+//! sender composes them.
 //!
 //! Nothing here reads a clock or touches a socket (as quinn-proto): every
 //! call gets `now` (seconds on the caller's monotonic clock) and a [`Tx`] to
-//! send with, so the same code runs in the event loops of [`crate::io`] and
-//! on the simulated test bed of the integration tests.
+//! send with, so the same code runs in the event loops of [`crate::io`], on
+//! the simulated test bed of the integration tests and in ns-3
+//! ([`crate::ffi`]).
 
-pub mod handshake;
-pub mod loss;
-pub mod monitor;
-pub mod pacer;
-pub mod probe;
-pub mod rangeset;
+mod handshake;
+mod loss;
+mod monitor;
+mod pacer;
+pub mod pattern;
+mod probe;
+mod rangeset;
 pub mod receiver;
 pub mod record;
-pub mod rtt;
+mod rtt;
 pub mod sender;
 pub mod wire;
 

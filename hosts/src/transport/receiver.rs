@@ -1,8 +1,10 @@
-//! The receiving side: one state per (sender address, flow id). Data is
-//! reassembled and handed to the "application" strictly in order, exactly
-//! once; the application checks every byte against the flow's pattern.
-//! Every DATA packet is acknowledged (duplicates too), echoing the rate the
-//! routers stamped into it.
+//! The receiving side: one state per (sender address, flow id). The
+//! "application" checks every byte against the flow's pattern once, when it
+//! first arrives (its verdict does not depend on the order), and the
+//! receiver keeps which bytes it holds above the cumulative ack as ranges,
+//! not copies: the cumulative ack advances over them once the hole below is
+//! filled. Every DATA packet is acknowledged (duplicates too), echoing the
+//! rate the routers stamped into it.
 //!
 //! Like the sender, this is pure logic: time and a [`Tx`] come from the caller.
 
@@ -12,16 +14,18 @@ use crate::transport::wire::{
     self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED,
 };
 use crate::transport::Tx;
-use crate::workload::pattern;
+use crate::transport::pattern;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 
 /// Bytes beyond the cumulative ack a receiver buffers (announced in SYNACK
-/// and every ACK).
+/// and every ACK), unless it is given another window.
 pub const RECV_WINDOW: u32 = 16 << 20;
 /// How long a closed flow is remembered (to answer repeated FINs and drop
 /// late duplicates quietly).
 const TOMBSTONE_S: f64 = 30.0;
+/// How often idle flows and old tombstones are looked for.
+const GC_PERIOD_S: f64 = 1.0;
 
 struct RecvFlow {
     flow_id: u32,
@@ -31,12 +35,9 @@ struct RecvFlow {
     created: f64,
     created_unix: f64,
     last_active: f64,
-    /// Everything below `cum` was delivered to the application.
+    /// Every byte below `cum` arrived.
     cum: u64,
-    /// Out-of-order data, disjoint pieces keyed by offset.
-    ooo: BTreeMap<u64, Vec<u8>>,
-    ooo_bytes: u64,
-    /// Which bytes above `cum` are buffered.
+    /// Which bytes above `cum` arrived (each checked when it did).
     have: RangeSet,
     verified: bool,
     data_pkts: u64,
@@ -47,39 +48,35 @@ struct RecvFlow {
 }
 
 impl RecvFlow {
-    /// The application reads `data` at `self.cum` (in order).
-    fn deliver(&mut self, data: &[u8]) {
-        if !pattern::check(self.flow_id, self.cum, data) {
+    /// The application checks `data`, the flow's bytes from `offset` on.
+    fn check(&mut self, offset: u64, data: &[u8]) {
+        if !pattern::check(self.flow_id, offset, data) {
             self.verified = false;
         }
-        self.cum += data.len() as u64;
     }
 
-    /// Accept DATA `[off, off + payload.len())`; false if nothing was new.
-    fn on_data(&mut self, off: u64, payload: &[u8]) -> bool {
+    /// Accept DATA `[off, off + payload.len())` within `window` bytes of
+    /// the cumulative ack; false if nothing was new.
+    fn on_data(&mut self, off: u64, payload: &[u8], window: u32) -> bool {
         let end = off + payload.len() as u64;
         if end <= self.cum {
             return false;
         }
-        if off == self.cum && self.ooo.is_empty() {
-            self.deliver(payload); // in-order fast path
+        if off == self.cum && self.have.is_empty() {
+            self.check(off, payload); // in-order fast path
+            self.cum = end;
             return true;
         }
         let from = off.max(self.cum);
-        let limit = self.cum + RECV_WINDOW as u64;
-        let to = end.min(limit);
+        // Data entirely beyond the window leaves nothing to accept (from >= to).
+        let to = end.min(self.cum + window as u64).max(from);
         let mut new = false;
         for (s, e) in self.have.missing(from, to) {
-            let piece = payload[(s - off) as usize..(e - off) as usize].to_vec();
-            self.ooo_bytes += piece.len() as u64;
-            self.ooo.insert(s, piece);
+            self.check(s, &payload[(s - off) as usize..(e - off) as usize]);
             self.have.insert(s, e);
             new = true;
         }
-        while let Some(piece) = self.ooo.remove(&self.cum) {
-            self.ooo_bytes -= piece.len() as u64;
-            self.deliver(&piece);
-        }
+        self.cum = self.have.run_end(self.cum);
         self.have.trim_below(self.cum);
         new
     }
@@ -112,7 +109,7 @@ impl RecvFlow {
             transport: "udp",
             size_bytes: self.size,
             bytes_delivered: self.cum,
-            verified: self.verified,
+            verified: Some(self.verified),
             completed,
             data_pkts: self.data_pkts,
             duplicate_pkts: self.dup_pkts,
@@ -145,20 +142,46 @@ pub struct Receiver {
     /// Closed flows: (when closed, FINACK status, final cum).
     closed: HashMap<(SocketAddr, u32), (f64, u8, u64)>,
     idle_timeout: f64,
+    window: u32,
+    next_gc: f64,
     pub stats: RecvStats,
     buf: Vec<u8>,
     records: Vec<RecvRecord>,
 }
 
 impl Receiver {
-    pub fn new(idle_timeout: f64) -> Receiver {
+    /// A receiver that forgets flows idle for `idle_timeout` seconds and
+    /// buffers `window` bytes beyond each flow's cumulative ack
+    /// ([`RECV_WINDOW`] on the hosts).
+    pub fn new(idle_timeout: f64, window: u32) -> Receiver {
         Receiver {
             flows: HashMap::new(),
             closed: HashMap::new(),
             idle_timeout,
+            window,
+            next_gc: 0.0,
             stats: RecvStats::default(),
             buf: Vec::with_capacity(256),
             records: Vec::new(),
+        }
+    }
+
+    /// When the receiver next needs `on_timer` (infinity: never, while it
+    /// holds no flow).
+    pub fn next_wake(&self) -> f64 {
+        if self.flows.is_empty() && self.closed.is_empty() {
+            f64::INFINITY
+        } else {
+            self.next_gc
+        }
+    }
+
+    /// Do whatever is due at `now`: forget idle flows (recording them as
+    /// incomplete) and old tombstones, once per [`GC_PERIOD_S`].
+    pub fn on_timer(&mut self, now: f64) {
+        if now >= self.next_gc {
+            self.gc(now);
+            self.next_gc = now + GC_PERIOD_S;
         }
     }
 
@@ -209,8 +232,6 @@ impl Receiver {
                         created_unix: now_unix,
                         last_active: now,
                         cum: 0,
-                        ooo: BTreeMap::new(),
-                        ooo_bytes: 0,
                         have: RangeSet::new(),
                         verified: true,
                         data_pkts: 0,
@@ -218,7 +239,7 @@ impl Receiver {
                         cum_advanced_unix: None,
                     }
                 });
-                self.reply(tx, peer, stamped, echo, Body::SynAck { window: RECV_WINDOW });
+                self.reply(tx, peer, stamped, echo, Body::SynAck { window: self.window });
             }
             Body::Data { offset, payload } => {
                 let Some(f) = self.flows.get_mut(&key) else {
@@ -235,7 +256,7 @@ impl Receiver {
                     }
                 }
                 let cum_before = f.cum;
-                if !f.on_data(offset, payload) {
+                if !f.on_data(offset, payload, self.window) {
                     f.dup_pkts += 1;
                 }
                 if f.cum > cum_before {
@@ -244,7 +265,7 @@ impl Receiver {
                 let sacks = f.sacks(offset);
                 let body = Body::Ack {
                     cum_ack: f.cum,
-                    window: RECV_WINDOW,
+                    window: self.window,
                     sacks,
                 };
                 self.reply(tx, peer, stamped, echo, body);
@@ -262,7 +283,7 @@ impl Receiver {
                     // cannot happen with our sender; answer with what we have
                     let body = Body::Ack {
                         cum_ack: f.cum,
-                        window: RECV_WINDOW,
+                        window: self.window,
                         sacks: f.sacks(f.cum),
                     };
                     self.reply(tx, peer, stamped, echo, body);
@@ -271,7 +292,7 @@ impl Receiver {
                 let ok = f.verified && f.cum == final_size && f.size.is_none_or(|s| s == final_size);
                 let status = if ok { STATUS_VERIFIED } else { 0 };
                 let mut rec = f.record(now, true);
-                rec.verified = ok;
+                rec.verified = Some(ok);
                 rec.size_bytes = Some(final_size);
                 // An open-ended flow is whole now that the FIN gave its size.
                 rec.last_byte_unix_s = f.cum_advanced_unix.map(|t| round(t, 6));
@@ -301,7 +322,7 @@ impl Receiver {
     }
 
     /// Forget idle flows (recording them as incomplete) and old tombstones.
-    pub fn gc(&mut self, now: f64) {
+    fn gc(&mut self, now: f64) {
         let idle = self.idle_timeout;
         let expired: Vec<(SocketAddr, u32)> = self
             .flows
@@ -327,8 +348,8 @@ impl Receiver {
     }
 
     #[cfg(test)]
-    pub fn buffered_bytes(&self) -> u64 {
-        self.flows.values().map(|f| f.ooo_bytes).sum()
+    pub fn held_bytes(&self) -> u64 {
+        self.flows.values().map(|f| f.have.total_bytes()).sum()
     }
 }
 
@@ -394,7 +415,7 @@ mod tests {
             tx,
         );
         let p = Packet::parse(&tx.0[0].1).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(p.body, Body::SynAck { window: RECV_WINDOW });
+        assert_eq!(p.body, Body::SynAck { window: rx.window });
         assert_eq!(p.rcp.feedback_kbps, 9_000); // the SYN's stamped rate echoed
         assert_eq!(
             p.common,
@@ -408,18 +429,18 @@ mod tests {
 
     #[test]
     fn reassembles_out_of_order_and_sacks() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 4000);
         rx.on_datagram(&data(2000, 1000), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx), (0, vec![(2000, 3000)], 7_000));
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx).0, 1000);
-        assert_eq!(rx.buffered_bytes(), 1000);
+        assert_eq!(rx.held_bytes(), 1000);
         // an overlapping retransmission fills the hole
         rx.on_datagram(&data(800, 1200), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx), (3000, vec![], 7_000));
-        assert_eq!(rx.buffered_bytes(), 0);
+        assert_eq!(rx.held_bytes(), 0);
         // a duplicate is acknowledged and counted
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 0.0, &mut tx);
         assert_eq!(last_ack(&tx).0, 3000);
@@ -436,7 +457,7 @@ mod tests {
         );
         let recs = rx.take_records();
         assert_eq!(recs.len(), 1);
-        assert!(recs[0].verified && recs[0].completed);
+        assert!(recs[0].verified == Some(true) && recs[0].completed);
         assert_eq!(
             (recs[0].bytes_delivered, recs[0].duplicate_pkts, recs[0].data_pkts),
             (4000, 1, 5)
@@ -453,7 +474,7 @@ mod tests {
 
     #[test]
     fn last_byte_time_is_when_the_flow_became_whole() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 2000);
         // the last packet first: the flow is not whole until the hole fills
@@ -468,7 +489,7 @@ mod tests {
 
     #[test]
     fn an_open_ended_flow_has_its_last_byte_time_from_the_fin() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, SIZE_UNKNOWN);
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
@@ -484,7 +505,7 @@ mod tests {
 
     #[test]
     fn an_unfinished_flow_has_no_last_byte_time() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 2000);
         rx.on_datagram(&data(0, 1000), peer(), 0.1, 100.0, &mut tx);
@@ -495,7 +516,7 @@ mod tests {
 
     #[test]
     fn sack_blocks_put_the_latest_first() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 100_000);
         for off in [2000, 4000, 6000, 8000, 10000] {
@@ -510,7 +531,7 @@ mod tests {
 
     #[test]
     fn corrupt_content_is_reported() {
-        let mut rx = Receiver::new(60.0);
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 1000);
         let mut d = data(0, 1000);
@@ -528,12 +549,55 @@ mod tests {
                 status: 0
             })
         );
-        assert!(!rx.take_records()[0].verified);
+        assert_eq!(rx.take_records()[0].verified, Some(false));
+    }
+
+    #[test]
+    fn the_timer_is_due_only_while_the_receiver_holds_flows() {
+        let mut rx = Receiver::new(5.0, RECV_WINDOW);
+        let mut tx = Outbox::default();
+        assert!(rx.next_wake().is_infinite());
+        open(&mut rx, &mut tx, 10_000);
+        assert_eq!(rx.next_wake(), 0.0);
+        rx.on_timer(0.5);
+        assert_eq!(rx.next_wake(), 1.5);
+        rx.on_timer(1.0); // not due: nothing happens
+        assert_eq!(rx.next_wake(), 1.5);
+        // idle since 0: expired at the first look after 5 s, then nothing is held
+        rx.on_timer(6.0);
+        assert_eq!(rx.take_records().len(), 1);
+        assert!(rx.next_wake().is_infinite());
+    }
+
+    #[test]
+    fn data_beyond_the_window_is_not_held() {
+        let mut rx = Receiver::new(60.0, 2000);
+        let mut tx = Outbox::default();
+        open(&mut rx, &mut tx, 10_000);
+        rx.on_datagram(&data(1000, 1000), peer(), 0.1, 0.0, &mut tx);
+        rx.on_datagram(&data(3000, 1000), peer(), 0.1, 0.0, &mut tx); // beyond cum + 2000
+        assert_eq!(last_ack(&tx), (0, vec![(1000, 2000)], 7_000));
+        assert_eq!(rx.held_bytes(), 1000);
+    }
+
+    #[test]
+    fn corrupt_content_out_of_order_is_reported() {
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
+        let mut tx = Outbox::default();
+        open(&mut rx, &mut tx, 2000);
+        let mut late = data(1000, 1000);
+        let n = late.len();
+        late[n - 1] ^= 0xff;
+        rx.on_datagram(&late, peer(), 0.1, 0.0, &mut tx); // held above the hole, checked now
+        rx.on_datagram(&data(0, 1000), peer(), 0.2, 0.0, &mut tx);
+        assert_eq!(last_ack(&tx).0, 2000);
+        rx.on_datagram(&pkt(Body::Fin { final_size: 2000 }, 1), peer(), 0.3, 0.0, &mut tx);
+        assert_eq!(rx.take_records()[0].verified, Some(false));
     }
 
     #[test]
     fn idle_flows_expire_and_strangers_are_counted() {
-        let mut rx = Receiver::new(5.0);
+        let mut rx = Receiver::new(5.0, RECV_WINDOW);
         let mut tx = Outbox::default();
         open(&mut rx, &mut tx, 10_000);
         rx.on_datagram(&data(0, 1000), peer(), 1.0, 0.0, &mut tx);

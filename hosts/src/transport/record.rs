@@ -56,8 +56,9 @@ pub struct RecvRecord {
     /// Size the sender announced (null: open-ended).
     pub size_bytes: Option<u64>,
     pub bytes_delivered: u64,
-    /// Every delivered byte matched the pattern, and no byte was delivered twice.
-    pub verified: bool,
+    /// Every delivered byte matched the pattern, and no byte was delivered
+    /// twice; null where no content was checked (ns-3's TCP carries none).
+    pub verified: Option<bool>,
     /// All announced bytes delivered and the sender closed the flow.
     pub completed: bool,
     pub data_pkts: u64,
@@ -69,6 +70,21 @@ pub struct RecvRecord {
     /// SYN sent to last byte received; docs/protocol.md). Null for a flow
     /// that never completed or had no announced size.
     pub last_byte_unix_s: Option<f64>,
+}
+
+impl RecvRecord {
+    /// The record of a TCP flow from `peer` that arrived at `start_unix_s`,
+    /// before anything was read.
+    pub fn tcp(peer: String, start_unix_s: f64) -> RecvRecord {
+        RecvRecord {
+            role: "recv",
+            peer,
+            scheme: "tcp".into(),
+            transport: "tcp",
+            start_unix_s: round(start_unix_s, 6),
+            ..Default::default()
+        }
+    }
 }
 
 /// A rate change or a periodic sample of one flow (`--trace FILE`).
@@ -111,6 +127,30 @@ pub struct TraceLine {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_scatter: Option<f64>,
     pub state: &'static str,
+}
+
+impl TraceLine {
+    /// The periodic sample of a TCP flow: a congestion window per smoothed
+    /// RTT as its rate, the bytes the peer acknowledged as its goodput.
+    pub fn tcp_sample(flow_id: u32, t_s: f64, cwnd_kbps: f64, srtt_s: f64, goodput_kbps: f64) -> TraceLine {
+        TraceLine {
+            flow_id,
+            event: "sample",
+            t_s: round(t_s, 6),
+            rate_kbps: round(cwnd_kbps, 3),
+            srtt_ms: round(srtt_s * 1e3, 3),
+            mi_loss: 0.0,
+            goodput_kbps: Some(round(goodput_kbps, 3)),
+            send_kbps: None,
+            loss: None,
+            mi_rate_kbps: None,
+            throughput_kbps: None,
+            rtt_gradient: None,
+            rtt_samples: None,
+            rtt_scatter: None,
+            state: "tcp",
+        }
+    }
 }
 
 /// Round to `digits` decimals (keeps records short and readable).

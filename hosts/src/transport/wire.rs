@@ -14,15 +14,28 @@ pub const RCP_UDP_PORT: u16 = 6577;
 pub const RCP_VERSION: u8 = 1;
 /// Length of the RCP header.
 pub const RCP_HEADER_LEN: usize = 16;
-/// Largest RTT (µs) a router accepts as a valid sample (`RCP_MAX_RTT_US`):
-/// 2^23 - 1, so that routers test the high bits (`docs/protocol.md`).
-pub const RCP_MAX_RTT_US: u32 = (1 << 23) - 1;
+/// Offsets of the RCP header's fields after byte 0 (version and type).
+pub const RCP_FLAGS_OFFSET: usize = 1;
+pub const RCP_RESERVED_OFFSET: usize = 2;
+pub const RCP_RATE_OFFSET: usize = 4;
+pub const RCP_RTT_OFFSET: usize = 8;
+pub const RCP_FEEDBACK_OFFSET: usize = 12;
+/// A router takes `0 < rtt_us <= RCP_MAX_RTT_US` as a valid RTT sample:
+/// the bits from this one up are 0, a test of bits every target makes in
+/// one step (`docs/protocol.md`).
+pub const RCP_RTT_BITS: u32 = 23;
+/// Largest RTT (µs) a router accepts as a valid sample: 2^23 - 1.
+pub const RCP_MAX_RTT_US: u32 = (1 << RCP_RTT_BITS) - 1;
 /// The lowest rate RCP gives a flow: routers clamp R there (the control
 /// plane's R_min) and senders send no slower (`--min-rate`'s default).
 pub const RCP_MIN_RATE_KBPS: u32 = 10;
 
 /// Bytes of the host header common to every packet type (after the RCP header).
 pub const COMMON_LEN: usize = 12;
+/// Offsets of the common host fields.
+pub const FLOW_ID_OFFSET: usize = RCP_HEADER_LEN;
+pub const PKT_SEQ_OFFSET: usize = RCP_HEADER_LEN + 4;
+pub const TS_OFFSET: usize = RCP_HEADER_LEN + 8;
 /// Offset of the type-specific body.
 pub const BODY_OFFSET: usize = RCP_HEADER_LEN + COMMON_LEN;
 /// Bytes in front of the payload of a DATA packet (RCP + common + offset).
@@ -38,12 +51,21 @@ pub const SIZE_UNKNOWN: u64 = u64::MAX;
 const SYN_BODY: usize = 12;
 const SYNACK_BODY: usize = 4;
 const ACK_FIXED_BODY: usize = 16;
-const SACK_LEN: usize = 16;
+/// One SACK block: start and end, u64 each.
+pub const SACK_LEN: usize = 16;
 const FIN_BODY: usize = 8;
 const FINACK_BODY: usize = 12;
+/// Datagram (UDP payload) lengths of every type; an ACK's grows by
+/// [`SACK_LEN`] per block, a DATA packet's by its payload.
+pub const SYN_LEN: usize = BODY_OFFSET + SYN_BODY;
+pub const SYNACK_LEN: usize = BODY_OFFSET + SYNACK_BODY;
+pub const ACK_LEN: usize = BODY_OFFSET + ACK_FIXED_BODY;
+pub const FIN_LEN: usize = BODY_OFFSET + FIN_BODY;
+pub const FINACK_LEN: usize = BODY_OFFSET + FINACK_BODY;
+pub const REF_LEN: usize = BODY_OFFSET;
 /// A SYN's and a FIN's Ethernet frame, bytes.
-pub const SYN_FRAME_LEN: usize = FRAME_OVERHEAD + BODY_OFFSET + SYN_BODY;
-pub const FIN_FRAME_LEN: usize = FRAME_OVERHEAD + BODY_OFFSET + FIN_BODY;
+pub const SYN_FRAME_LEN: usize = FRAME_OVERHEAD + SYN_LEN;
+pub const FIN_FRAME_LEN: usize = FRAME_OVERHEAD + FIN_LEN;
 
 /// FINACK status bit: every byte delivered matched the flow's content pattern.
 pub const STATUS_VERIFIED: u8 = 1;
@@ -51,6 +73,23 @@ pub const STATUS_VERIFIED: u8 = 1;
 /// RCP header flag on the first transmission of a flow's last DATA packet:
 /// routers count departures by it (docs/protocol.md, "The RCP header").
 pub const FLAG_LAST: u8 = 0x01;
+
+/// The scheme code of a SYN whose sender names no scheme of [`SCHEMES`].
+pub const SCHEME_OTHER: u8 = 0;
+/// Scheme codes carried in the SYN (informational, for the receiver's
+/// record): every UDP scheme of [`crate::cc::CcSpec`] by its name
+/// (`fixed` for every `fixed:RATE`).
+pub const SCHEMES: [(u8, &str); 9] = [
+    (1, "rcp"),
+    (2, "allegro"),
+    (3, "vivace"),
+    (4, "vivace-loss"),
+    (5, "vivace-latency"),
+    (6, "fixed"),
+    (7, "allegro-ref"),
+    (8, "vivace-stop"),
+    (9, "vivace-loss-p4rcp"),
+];
 
 /// RCP packet types (low 4 bits of byte 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,18 +109,40 @@ pub enum PktType {
 }
 
 impl PktType {
+    /// Every type, by code.
+    pub const ALL: [PktType; 8] = [
+        PktType::Data,
+        PktType::Ack,
+        PktType::Syn,
+        PktType::SynAck,
+        PktType::Fin,
+        PktType::FinAck,
+        PktType::Ref,
+        PktType::RefAck,
+    ];
+
     pub fn from_u8(v: u8) -> Option<PktType> {
-        Some(match v {
-            0 => PktType::Data,
-            1 => PktType::Ack,
-            2 => PktType::Syn,
-            3 => PktType::SynAck,
-            4 => PktType::Fin,
-            6 => PktType::Ref,
-            7 => PktType::RefAck,
-            5 => PktType::FinAck,
-            _ => return None,
-        })
+        PktType::ALL.get(v as usize).copied()
+    }
+
+    /// Forward packets (DATA, SYN, REF) are stamped and RTT-sampled by
+    /// routers; the others pass untouched (docs/protocol.md).
+    pub fn is_forward(self) -> bool {
+        matches!(self, PktType::Data | PktType::Syn | PktType::Ref)
+    }
+
+    /// The name docs/protocol.md gives the type (DATA, SYNACK, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            PktType::Data => "DATA",
+            PktType::Ack => "ACK",
+            PktType::Syn => "SYN",
+            PktType::SynAck => "SYNACK",
+            PktType::Fin => "FIN",
+            PktType::FinAck => "FINACK",
+            PktType::Ref => "REF",
+            PktType::RefAck => "REFACK",
+        }
     }
 }
 
@@ -123,11 +184,11 @@ impl RcpHeader {
         let ptype = PktType::from_u8(buf[0] & 0x0f).ok_or(ParseError::UnknownType)?;
         Ok(RcpHeader {
             ptype,
-            flags: buf[1],
-            reserved: be16(buf, 2),
-            rate_kbps: be32(buf, 4),
-            rtt_us: be32(buf, 8),
-            feedback_kbps: be32(buf, 12),
+            flags: buf[RCP_FLAGS_OFFSET],
+            reserved: be16(buf, RCP_RESERVED_OFFSET),
+            rate_kbps: be32(buf, RCP_RATE_OFFSET),
+            rtt_us: be32(buf, RCP_RTT_OFFSET),
+            feedback_kbps: be32(buf, RCP_FEEDBACK_OFFSET),
         })
     }
 
@@ -252,7 +313,7 @@ pub enum ParseError {
     TooShort,
     /// Version field is not 1.
     BadVersion,
-    /// Type field is not 0..=5.
+    /// Type field is not one of [`PktType::ALL`].
     UnknownType,
     /// RCP header present but the host header or body is cut short.
     Truncated,
@@ -306,6 +367,17 @@ fn exact(buf: &[u8], n: usize) -> Result<(), ParseError> {
     }
 }
 
+/// The flow a datagram belongs to, from its headers alone (the RCP header
+/// and the common host bytes; [`Packet::parse`] checks the rest), so that a
+/// host finds the flow before the flow parses the datagram.
+pub fn flow_id(buf: &[u8]) -> Result<u32, ParseError> {
+    RcpHeader::parse(buf)?;
+    if buf.len() < BODY_OFFSET {
+        return Err(ParseError::Truncated);
+    }
+    Ok(be32(buf, FLOW_ID_OFFSET))
+}
+
 impl<'a> Packet<'a> {
     /// Parse a UDP payload. Never panics, whatever the input.
     pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>, ParseError> {
@@ -314,9 +386,9 @@ impl<'a> Packet<'a> {
             return Err(ParseError::Truncated);
         }
         let common = Common {
-            flow_id: be32(buf, 16),
-            pkt_seq: be32(buf, 20),
-            ts_us: be32(buf, 24),
+            flow_id: be32(buf, FLOW_ID_OFFSET),
+            pkt_seq: be32(buf, PKT_SEQ_OFFSET),
+            ts_us: be32(buf, TS_OFFSET),
         };
         let b = BODY_OFFSET;
         let body = match rcp.ptype {
@@ -440,9 +512,16 @@ impl<'a> Packet<'a> {
     }
 }
 
-/// Write the header of a DATA packet into `out` (cleared first); the caller
-/// appends the payload. Same bytes as [`Packet::encode`] with `Body::Data`.
-pub fn encode_data_header(rcp: &RcpHeader, common: &Common, offset: u64, out: &mut Vec<u8>) {
+/// Write a DATA packet of `len` payload bytes into `out` (cleared first) and
+/// return its payload for the caller to fill in place. Same bytes as
+/// [`Packet::encode`] with `Body::Data` once filled.
+pub fn encode_data<'a>(
+    rcp: &RcpHeader,
+    common: &Common,
+    offset: u64,
+    len: usize,
+    out: &'a mut Vec<u8>,
+) -> &'a mut [u8] {
     out.clear();
     let mut rcp = *rcp;
     rcp.ptype = PktType::Data;
@@ -451,6 +530,8 @@ pub fn encode_data_header(rcp: &RcpHeader, common: &Common, offset: u64, out: &m
     out.extend_from_slice(&common.pkt_seq.to_be_bytes());
     out.extend_from_slice(&common.ts_us.to_be_bytes());
     out.extend_from_slice(&offset.to_be_bytes());
+    out.resize(DATA_HEADER_LEN + len, 0);
+    &mut out[DATA_HEADER_LEN..]
 }
 
 /// Bytes of the Ethernet frame carrying a UDP payload of `udp_payload` bytes
@@ -459,36 +540,17 @@ pub fn frame_bytes(udp_payload: usize) -> usize {
     FRAME_OVERHEAD + udp_payload
 }
 
-/// Scheme codes carried in the SYN (informational, for the receiver's record).
+/// The code a SYN carries for `scheme` (a scheme name as records write
+/// it, [`crate::cc::CcSpec::name`]); [`SCHEME_OTHER`] for names not in
+/// [`SCHEMES`].
 pub fn cc_code(scheme: &str) -> u8 {
-    match scheme {
-        "rcp" => 1,
-        "allegro" => 2,
-        "vivace" => 3,
-        "vivace-loss" => 4,
-        "vivace-latency" => 5,
-        s if s.starts_with("fixed") => 6,
-        "allegro-ref" => 7,
-        "vivace-stop" => 8,
-        "vivace-loss-p4rcp" => 9,
-        _ => 0,
-    }
+    let name = if scheme.starts_with("fixed") { "fixed" } else { scheme };
+    SCHEMES.iter().find(|(_, n)| *n == name).map_or(SCHEME_OTHER, |(code, _)| *code)
 }
 
-/// Inverse of [`cc_code`].
+/// The scheme name of a SYN's code ("unknown" for codes not in [`SCHEMES`]).
 pub fn cc_name(code: u8) -> &'static str {
-    match code {
-        1 => "rcp",
-        2 => "allegro",
-        3 => "vivace",
-        4 => "vivace-loss",
-        5 => "vivace-latency",
-        6 => "fixed",
-        7 => "allegro-ref",
-        8 => "vivace-stop",
-        9 => "vivace-loss-p4rcp",
-        _ => "unknown",
-    }
+    SCHEMES.iter().find(|(c, _)| *c == code).map_or("unknown", |(_, name)| name)
 }
 
 #[cfg(test)]
@@ -585,7 +647,7 @@ mod tests {
     }
 
     #[test]
-    fn data_header_helper_matches_encode() {
+    fn data_helper_matches_encode() {
         let c = Common {
             flow_id: 1,
             pkt_seq: 2,
@@ -602,8 +664,7 @@ mod tests {
         let mut a = Vec::new();
         p.encode(&mut a);
         let mut b = Vec::new();
-        encode_data_header(&p.rcp, &c, 9, &mut b);
-        b.extend_from_slice(&[7, 7]);
+        encode_data(&p.rcp, &c, 9, 2, &mut b).copy_from_slice(&[7, 7]);
         assert_eq!(a, b);
         assert_eq!(a.len(), DATA_HEADER_LEN + 2);
     }
@@ -625,12 +686,11 @@ mod tests {
         assert_eq!(Packet::parse(&h), Err(ParseError::Truncated));
         // empty DATA payload
         let mut d = Vec::new();
-        encode_data_header(&rcp(0, 0, 0), &Common::default(), 0, &mut d);
+        encode_data(&rcp(0, 0, 0), &Common::default(), 0, 0, &mut d);
         assert_eq!(Packet::parse(&d), Err(ParseError::BadField));
         // DATA whose offset + len overflows
         let mut d = Vec::new();
-        encode_data_header(&rcp(0, 0, 0), &Common::default(), u64::MAX, &mut d);
-        d.push(1);
+        encode_data(&rcp(0, 0, 0), &Common::default(), u64::MAX, 1, &mut d);
         assert_eq!(Packet::parse(&d), Err(ParseError::BadField));
         // SYN with mss 0
         let p = Packet {
@@ -685,6 +745,15 @@ mod tests {
     }
 
     #[test]
+    fn a_flow_id_is_read_from_the_headers() {
+        for (bytes, p) in samples() {
+            assert_eq!(flow_id(&bytes), Ok(p.common.flow_id));
+        }
+        assert_eq!(flow_id(&[0x10; 27]), Err(ParseError::Truncated));
+        assert_eq!(flow_id(&[0x20; 28]), Err(ParseError::BadVersion));
+    }
+
+    #[test]
     fn sacks_cap_at_max() {
         let mut s = Sacks::default();
         for i in 0..MAX_SACKS as u64 {
@@ -736,18 +805,40 @@ mod tests {
         // 1000 bytes of data: 36 header + 1000 = 1036 UDP payload,
         // + 8 UDP + 20 IPv4 + 14 Ethernet = 1078.
         assert_eq!(frame_bytes(DATA_HEADER_LEN + 1000), 1078);
-        for s in [
-            "rcp",
-            "allegro",
-            "vivace",
-            "vivace-loss",
-            "vivace-latency",
-            "fixed",
-            "allegro-ref",
-            "vivace-stop",
-            "vivace-loss-p4rcp",
-        ] {
-            assert_eq!(cc_name(cc_code(s)), s);
+        for (code, name) in SCHEMES {
+            assert_eq!((cc_code(name), cc_name(code)), (code, name));
+        }
+        assert_eq!(cc_code("fixed:10mbit"), 6);
+        assert_eq!(cc_code("tcp"), SCHEME_OTHER);
+        assert_eq!(cc_name(SCHEME_OTHER), "unknown");
+        // every scheme of the hosts that runs over UDP has its code
+        for name in ["rcp", "allegro", "allegro-ref", "vivace", "vivace-loss", "vivace-latency", "vivace-stop",
+                     "vivace-loss-p4rcp", "fixed:1mbit"] {
+            let spec = crate::cc::CcSpec::parse(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_ne!(cc_code(&spec.name()), SCHEME_OTHER, "{name}");
+        }
+    }
+
+    #[test]
+    fn lengths_are_the_encoded_ones() {
+        let lens: Vec<(PktType, usize)> = samples()
+            .iter()
+            .map(|(bytes, p)| (p.body.ptype(), bytes.len()))
+            .collect();
+        for (ptype, len) in lens {
+            let want = match ptype {
+                PktType::Syn => SYN_LEN,
+                PktType::SynAck => SYNACK_LEN,
+                PktType::Data => DATA_HEADER_LEN + 5,
+                PktType::Ack => ACK_LEN + if len > ACK_LEN { 2 * SACK_LEN } else { 0 },
+                PktType::Fin => FIN_LEN,
+                PktType::FinAck => FINACK_LEN,
+                PktType::Ref | PktType::RefAck => REF_LEN,
+            };
+            assert_eq!(len, want, "{ptype:?}");
+        }
+        for (code, t) in PktType::ALL.iter().enumerate() {
+            assert_eq!(*t as usize, code);
         }
     }
 }

@@ -28,9 +28,14 @@ impl Arrivals for AtOnce {
     }
 }
 
+/// The controller seed of flow `index` of a workload drawn with `seed`.
+pub fn flow_seed(seed: u64, index: u64) -> u64 {
+    seed ^ ((index + 1) * 0x9E37_79B9)
+}
+
 /// Arrivals of `traffic` over UDP: flow k of the workload is `template`
 /// with id `base_id + k`, index k and the drawn size; its controller is
-/// seeded from `seed` and k.
+/// seeded by [`flow_seed`].
 pub struct Poisson {
     pub w: Workload,
     pub template: FlowParams,
@@ -53,9 +58,7 @@ impl Arrivals for Poisson {
             duration: None,
             ..self.template.clone()
         };
-        let cc = self
-            .cc
-            .build(self.seed ^ ((index + 1) * 0x9E37_79B9), self.template.max_rate_kbps)?;
+        let cc = self.cc.build(flow_seed(self.seed, index), self.template.max_rate_kbps)?;
         Some((p, cc))
     }
 }

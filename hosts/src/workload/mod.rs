@@ -1,7 +1,7 @@
-//! What the application sends: flow sizes, Poisson arrivals for a target
-//! load, and the content pattern every byte of a flow is checked against.
+//! What the application sends: flow sizes and Poisson arrivals for a
+//! target load. (What every byte of a flow holds is the transport's
+//! pattern, [`crate::transport::pattern`].)
 
 pub mod arrivals;
-pub mod pattern;
 pub mod sizes;
 pub mod traffic;

@@ -14,7 +14,7 @@
 pub mod scenarios;
 
 use p4rcp_host::cc::CcSpec;
-use p4rcp_host::transport::receiver::Receiver;
+use p4rcp_host::transport::receiver::{Receiver, RECV_WINDOW};
 use p4rcp_host::transport::record::{FlowRecord, RecvRecord, TraceLine};
 use p4rcp_host::transport::sender::{FlowParams, SenderFlow};
 use p4rcp_host::transport::wire::{Packet, PktType, FLAG_LAST, RCP_HEADER_LEN};
@@ -315,7 +315,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
     let mut senders: Vec<Option<SenderFlow>> = (0..flows.len()).map(|_| None).collect();
     let mut finished: Vec<Option<FlowResult>> = (0..flows.len()).map(|_| None).collect();
     let mut recv_records: Vec<Option<RecvRecord>> = vec![None; flows.len()];
-    let mut rx = Receiver::new(1e9);
+    let mut rx = Receiver::new(1e9, RECV_WINDOW);
     loop {
         // the earliest of: a network event, a flow's timer, a flow's start
         let mut next = sim.next_time();

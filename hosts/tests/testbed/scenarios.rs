@@ -3,8 +3,8 @@
 //! bmv2's 64-packet queue, 30-40 ms RTTs.
 
 use super::{simulate, FlowSpec, Net, SimResult};
-use p4rcp_host::cc::allegro::Utility;
-use p4rcp_host::cc::vivace::Variant;
+use p4rcp_host::cc::AllegroUtility as Utility;
+use p4rcp_host::cc::VivaceVariant as Variant;
 use p4rcp_host::cc::CcSpec;
 
 pub const ALLEGRO: CcSpec = CcSpec::Allegro(Utility::Paper);

@@ -88,7 +88,8 @@ RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, Forward& f)
     {
         return false;
     }
-    uint8_t b[8 + RCP_HEADER_LEN];
+    constexpr uint32_t UDP_HEADER = 8;
+    uint8_t b[UDP_HEADER + P4RCP_HEADER_LEN];
     Ptr<Packet> p = item->GetPacket();
     if (p->GetSize() < sizeof(b) || p->CopyData(b, sizeof(b)) != sizeof(b))
     {
@@ -97,18 +98,19 @@ RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, Forward& f)
     uint16_t src = (b[0] << 8) | b[1];
     uint16_t dst = (b[2] << 8) | b[3];
     uint16_t udpLength = (b[4] << 8) | b[5];
-    if ((src != RCP_UDP_PORT && dst != RCP_UDP_PORT) || udpLength < sizeof(b) || (b[8] >> 4) != RCP_VERSION ||
-        !IsForward(b[8] & 0x0f))
+    const uint8_t* rcp = b + UDP_HEADER;
+    if ((src != P4RCP_UDP_PORT && dst != P4RCP_UDP_PORT) || udpLength < sizeof(b) || (rcp[0] >> 4) != P4RCP_VERSION ||
+        !IsForward(rcp[0] & 0x0f))
     {
         return false;
     }
-    auto u32 = [&b](int at) {
-        return (uint32_t(b[at]) << 24) | (uint32_t(b[at + 1]) << 16) | (uint32_t(b[at + 2]) << 8) | b[at + 3];
+    auto u32 = [rcp](int at) {
+        return (uint32_t(rcp[at]) << 24) | (uint32_t(rcp[at + 1]) << 16) | (uint32_t(rcp[at + 2]) << 8) | rcp[at + 3];
     };
-    f.type = b[8] & 0x0f;
-    f.flags = b[9];
-    f.rateKbps = u32(8 + 4);
-    f.rttUs = u32(8 + 8);
+    f.type = rcp[0] & 0x0f;
+    f.flags = rcp[P4RCP_FLAGS_OFFSET];
+    f.rateKbps = u32(P4RCP_RATE_OFFSET);
+    f.rttUs = u32(P4RCP_RTT_OFFSET);
     return true;
 }
 
@@ -122,13 +124,13 @@ RcpQueueDisc::SetSynRateKbps(uint32_t k, uint32_t rateKbps)
 uint32_t
 RcpQueueDisc::StampFor(const Forward& f)
 {
-    if (f.type == SYN)
+    if (f.type == P4RCP_TYPE_SYN)
     {
         m_arrivals += 1;                                                // an addition per SYN
         uint32_t k = std::clamp(m_arrivals - m_arrivalsBase, 1u, SYN_RATES); // 1 for the interval's first
         return std::min(m_rateKbps, m_synRatesKbps[k - 1]);
     }
-    if (f.type == DATA && (f.flags & RCP_FLAG_LAST))
+    if (f.type == P4RCP_TYPE_DATA && (f.flags & P4RCP_FLAG_LAST))
     {
         m_departures += 1;
     }
@@ -138,7 +140,7 @@ RcpQueueDisc::StampFor(const Forward& f)
 void
 RcpQueueDisc::SampleRtt(uint32_t rttUs)
 {
-    if (rttUs != 0 && rttUs <= RCP_MAX_RTT_US) // comparison 1
+    if (rttUs != 0 && rttUs <= P4RCP_MAX_RTT_US) // comparison 1
     {
         m_rttSumUs += rttUs; // addition 2
         m_rttCount += 1;     // addition 3

@@ -1,14 +1,13 @@
 #include "tcp-flows.h"
 
 #include "ns3/abort.h"
+#include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/simulator.h"
-#include "ns3/string.h"
 #include "ns3/tcp-socket-factory.h"
 #include "ns3/uinteger.h"
 
 #include <cstring>
-#include <sstream>
 
 namespace p4rcp
 {
@@ -49,16 +48,6 @@ GetU64(const uint8_t* b)
 {
     return (uint64_t(GetU32(b)) << 32) | GetU32(b + 4);
 }
-
-std::string
-PeerName(const Address& a)
-{
-    InetSocketAddress in = InetSocketAddress::ConvertFrom(a);
-    std::ostringstream s;
-    in.GetIpv4().Print(s);
-    s << ":" << in.GetPort();
-    return s.str();
-}
 } // namespace
 
 NS_OBJECT_ENSURE_REGISTERED(TcpFlowSender);
@@ -81,17 +70,18 @@ TcpFlowSender::GetTypeId()
                                           UintegerValue(TCP_PORT),
                                           MakeUintegerAccessor(&TcpFlowSender::m_remotePort),
                                           MakeUintegerChecker<uint16_t>())
-                            .AddAttribute("Scheme",
-                                          "The scheme's name in the records (tcp, tcp:reno, ...)",
-                                          StringValue("tcp"),
-                                          MakeStringAccessor(&TcpFlowSender::m_scheme),
-                                          MakeStringChecker());
+                            .AddAttribute("Epoch",
+                                          "Unix time of simulated time 0: the records' times are it plus "
+                                          "simulated seconds",
+                                          DoubleValue(0),
+                                          MakeDoubleAccessor(&TcpFlowSender::m_epoch),
+                                          MakeDoubleChecker<double>());
     return tid;
 }
 
 TcpFlowSender::TcpFlowSender()
     : m_remotePort(TCP_PORT),
-      m_scheme("tcp")
+      m_epoch(0)
 {
 }
 
@@ -118,7 +108,7 @@ TcpFlowSender::StartFlow(uint32_t id)
 {
     Flow& f = m_flows.at(id);
     f.t0 = Simulator::Now().GetSeconds();
-    f.total = f.p.size == SIZE_UNKNOWN ? UINT64_MAX : TCP_PREAMBLE + f.p.size;
+    f.total = f.p.size == P4RCP_SIZE_UNKNOWN ? UINT64_MAX : TCP_PREAMBLE + f.p.size;
     f.socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
     UintegerValue value;
     f.socket->GetAttribute("SndBufSize", value);
@@ -142,7 +132,7 @@ TcpFlowSender::StartFlow(uint32_t id)
     f.socket->SetRecvCallback(MakeCallback(&TcpFlowSender::Receive, this).Bind(id));
     f.socket->Connect(InetSocketAddress(m_remote, m_remotePort));
     f.timeout = Simulator::Schedule(Seconds(f.p.timeout), &TcpFlowSender::TimedOut, this, id);
-    if (f.p.duration >= 0 && f.p.size == SIZE_UNKNOWN)
+    if (f.p.duration >= 0 && f.p.size == P4RCP_SIZE_UNKNOWN)
     {
         f.stop = Simulator::Schedule(Seconds(f.p.duration), &TcpFlowSender::StopNewData, this, id);
     }
@@ -268,15 +258,12 @@ TcpFlowSender::Sample(uint32_t id)
     uint64_t held = f.socket ? f.sndBuf - f.socket->GetTxAvailable() : 0;
     uint64_t acked = f.written > held ? f.written - held : 0;
     double dt = now - f.sampleAt;
-    TraceSample s;
-    s.flowId = f.p.flowId;
-    s.t = now - f.t0;
-    s.rateKbps = f.srtt > 0 ? f.cwnd * 8.0 / f.srtt / 1000.0 : 0;
-    s.srttMs = f.srtt * 1e3;
-    s.goodputKbps = dt > 0 ? (acked - std::min(acked, f.sampleAcked)) * 8.0 / dt / 1000.0 : 0;
-    s.sendKbps = -1;
-    s.state = "tcp";
-    m_samples.push_back(s);
+    double cwndKbps = f.srtt > 0 ? f.cwnd * 8.0 / f.srtt / 1000.0 : 0;
+    double goodputKbps = dt > 0 ? (acked - std::min(acked, f.sampleAcked)) * 8.0 / dt / 1000.0 : 0;
+    p4rcp_str line;
+    Require(p4rcp_tcp_sample_line(f.p.flowId, now - f.t0, cwndKbps, f.srtt, goodputKbps, &line), "a TCP sample");
+    m_trace += ToString(line);
+    m_trace += '\n';
     f.sampleAcked = acked;
     f.sampleAt = now;
     f.sample = Simulator::Schedule(Seconds(f.p.sampleInterval), &TcpFlowSender::Sample, this, id);
@@ -350,7 +337,7 @@ TcpFlowSender::End(uint32_t id)
     f.timeout.Cancel();
     f.sample.Cancel();
     f.stop.Cancel();
-    m_records.push_back(Record(f));
+    m_records += Record(f);
     if (f.socket)
     {
         f.socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
@@ -369,32 +356,32 @@ TcpFlowSender::End(uint32_t id)
     m_flows.erase(it);
 }
 
-FlowRecord
+std::string
 TcpFlowSender::Record(const Flow& f) const
 {
-    FlowRecord r;
-    r.flowId = f.p.flowId;
+    p4rcp_tcp_flow r{};
+    r.flow_id = f.p.flowId;
     r.index = f.p.index;
-    r.scheme = m_scheme;
-    r.dst = f.p.dst;
-    r.sizeBytes = f.p.size != SIZE_UNKNOWN ? f.p.size : (f.written > TCP_PREAMBLE ? f.written - TCP_PREAMBLE : 0);
-    r.start = f.t0;
-    r.completed = f.fct >= 0 && f.confirmed == r.sizeBytes;
-    r.fct = r.completed ? f.fct : -1;
+    r.scheme = f.p.scheme.c_str(); // tcp, tcp:reno, ...
+    r.dst = ToAddr(m_remote, m_remotePort);
+    r.dscp = f.p.dscp;
+    r.start_unix_s = m_epoch + f.t0;
+    r.size_bytes =
+        f.p.size != P4RCP_SIZE_UNKNOWN ? f.p.size : (f.written > TCP_PREAMBLE ? f.written - TCP_PREAMBLE : 0);
+    r.confirmed = f.fct >= 0;
+    r.fct_s = f.fct;
+    r.confirmed_bytes = f.confirmed;
+    r.error = f.error.c_str();
     r.retransmissions = f.retransmissions;
-    r.packetsSent = f.segments;
-    r.minRttMs = std::isfinite(f.minRtt) ? f.minRtt * 1e3 : -1;
-    r.srttMs = f.srtt > 0 ? f.srtt * 1e3 : -1;
-    r.error = f.error;
-    if (f.fct >= 0 && !r.completed)
-    {
-        r.error = "receiver confirmed " + std::to_string(f.confirmed) + " of " + std::to_string(r.sizeBytes) +
-                  " bytes";
-    }
-    return r;
+    r.segments = f.segments;
+    r.srtt_s = f.srtt;
+    r.min_rtt_s = std::isfinite(f.minRtt) ? f.minRtt : 0;
+    p4rcp_str json;
+    Require(p4rcp_tcp_flow_record(&r, &json), "a TCP flow's record");
+    return ToString(json) + '\n';
 }
 
-std::vector<FlowRecord>
+std::string
 TcpFlowSender::Finish()
 {
     std::vector<uint32_t> running;
@@ -434,8 +421,19 @@ TcpFlowReceiver::GetTypeId()
     static TypeId tid = TypeId("p4rcp::TcpFlowReceiver")
                             .SetParent<Application>()
                             .SetGroupName("p4rcp")
-                            .AddConstructor<TcpFlowReceiver>();
+                            .AddConstructor<TcpFlowReceiver>()
+                            .AddAttribute("Epoch",
+                                          "Unix time of simulated time 0: the records' times are it plus "
+                                          "simulated seconds",
+                                          DoubleValue(0),
+                                          MakeDoubleAccessor(&TcpFlowReceiver::m_epoch),
+                                          MakeDoubleChecker<double>());
     return tid;
+}
+
+TcpFlowReceiver::TcpFlowReceiver()
+    : m_epoch(0)
+{
 }
 
 void
@@ -469,7 +467,8 @@ void
 TcpFlowReceiver::Accepted(Ptr<Socket> s, const Address& from)
 {
     Conn& c = m_conns[s];
-    c.peer = PeerName(from);
+    InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+    c.peer = ToAddr(peer.GetIpv4(), peer.GetPort());
     c.start = Simulator::Now().GetSeconds();
     s->SetRecvCallback(MakeCallback(&TcpFlowReceiver::Receive, this));
     s->SetCloseCallbacks(MakeCallback(&TcpFlowReceiver::PeerClosed, this),
@@ -559,36 +558,36 @@ TcpFlowReceiver::Answer(Ptr<Socket> s, Conn& c)
     PutU32(done + 4, whole ? STATUS_COMPLETE : 0);
     PutU64(done + 8, c.bytes);
     s->Send(Create<Packet>(done, TCP_PREAMBLE));
-    m_records.push_back(Record(c, whole));
+    m_records += Record(c, whole);
     s->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
     s->SetCloseCallbacks(MakeNullCallback<void, Ptr<Socket>>(), MakeNullCallback<void, Ptr<Socket>>());
     s->Close();
     m_conns.erase(s);
 }
 
-RecvRecord
+std::string
 TcpFlowReceiver::Record(const Conn& c, bool completed) const
 {
-    RecvRecord r;
-    r.flowId = c.flowId;
+    p4rcp_tcp_recv r{};
+    r.flow_id = c.flowId;
     r.peer = c.peer;
-    r.scheme = "tcp";
-    r.transport = "tcp";
-    r.sizeBytes = c.size == UINT64_MAX ? -1 : static_cast<int64_t>(c.size);
-    r.bytesDelivered = c.bytes;
+    r.size = c.size; // UINT64_MAX, P4RCP_SIZE_UNKNOWN: open-ended
+    r.bytes_delivered = c.bytes;
     r.completed = completed;
-    r.start = c.start;
-    r.duration = Simulator::Now().GetSeconds() - c.start;
-    r.lastByte = completed ? c.lastAdvanced : -1;
-    return r;
+    r.start_unix_s = m_epoch + c.start;
+    r.duration_s = Simulator::Now().GetSeconds() - c.start;
+    r.last_byte_unix_s = completed && c.lastAdvanced >= 0 ? m_epoch + c.lastAdvanced : -1;
+    p4rcp_str json;
+    Require(p4rcp_tcp_recv_record(&r, &json), "a TCP flow's record");
+    return ToString(json) + '\n';
 }
 
-std::vector<RecvRecord>
+std::string
 TcpFlowReceiver::Finish()
 {
     for (auto& [s, c] : m_conns)
     {
-        m_records.push_back(Record(c, false));
+        m_records += Record(c, false);
     }
     m_conns.clear();
     return std::move(m_records);

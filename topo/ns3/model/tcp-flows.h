@@ -5,12 +5,13 @@
 // the last byte; the sender's own FCT ends when it has read the confirmation.
 //
 // Which TCP runs (Cubic, NewReno), its initial window and buffers are ns-3 attributes
-// (ns3::TcpL4Protocol::SocketType, ns3::TcpSocket::*) that topo/ns3/network.py sets for the run.
+// (ns3::TcpL4Protocol::SocketType, ns3::TcpSocket::*) that topo/ns3/engine.py sets for the run. The records
+// are the hosts' own (made by the hosts' library from what the flows measured: p4rcp_tcp_*), JSON lines.
 #ifndef P4RCP_TCP_FLOWS_H
 #define P4RCP_TCP_FLOWS_H
 
-#include "rcp-sender.h" // FlowParams
-#include "records.h"
+#include "flow-params.h"
+#include "host-transport.h"
 
 #include "ns3/application.h"
 #include "ns3/event-id.h"
@@ -21,7 +22,7 @@
 #include "ns3/tcp-socket-base.h"
 
 #include <map>
-#include <vector>
+#include <string>
 
 namespace p4rcp
 {
@@ -38,8 +39,10 @@ class TcpFlowSender : public ns3::Application
 
     void AddFlow(double start, const FlowParams& p);
     size_t FlowsLeft() const { return m_flows.size(); }
-    std::vector<FlowRecord> Finish();
-    std::vector<TraceSample> TakeSamples() { return std::move(m_samples); }
+    // Ends the flows still running (the run is over); returns every flow's record, as JSON lines.
+    std::string Finish();
+    // The trace samples (JSON lines) since the last call.
+    std::string TakeTrace() { return std::move(m_trace); }
 
   private:
     struct Flow
@@ -98,14 +101,14 @@ class TcpFlowSender : public ns3::Application
     void LastRtt(uint32_t id, ns3::Time, ns3::Time rtt);
     void Cwnd(uint32_t id, uint32_t, uint32_t cwnd);
     void GrowSendBuffer(Flow& f, uint32_t cwndBytes);
-    FlowRecord Record(const Flow& f) const;
+    std::string Record(const Flow& f) const;
 
     ns3::Ipv4Address m_remote;
     uint16_t m_remotePort;
-    std::string m_scheme;
+    double m_epoch;
     std::map<uint32_t, Flow> m_flows;
-    std::vector<FlowRecord> m_records;
-    std::vector<TraceSample> m_samples;
+    std::string m_records;
+    std::string m_trace;
 };
 
 // Accepts the flows of every sender on TCP_PORT.
@@ -113,12 +116,15 @@ class TcpFlowReceiver : public ns3::Application
 {
   public:
     static ns3::TypeId GetTypeId();
-    std::vector<RecvRecord> Finish();
+    TcpFlowReceiver();
+    // Records every connection still open as incomplete (the run is over); returns every flow's record, as
+    // JSON lines.
+    std::string Finish();
 
   private:
     struct Conn
     {
-        std::string peer;
+        p4rcp_addr peer;
         uint8_t preamble[TCP_PREAMBLE];
         uint32_t preambleGot = 0;
         uint32_t flowId = 0;
@@ -137,11 +143,12 @@ class TcpFlowReceiver : public ns3::Application
     bool Drain(ns3::Ptr<ns3::Socket> s, Conn& c);
     void PeerClosed(ns3::Ptr<ns3::Socket> s);
     void Answer(ns3::Ptr<ns3::Socket> s, Conn& c);
-    RecvRecord Record(const Conn& c, bool completed) const;
+    std::string Record(const Conn& c, bool completed) const;
 
+    double m_epoch;
     ns3::Ptr<ns3::Socket> m_listener;
     std::map<ns3::Ptr<ns3::Socket>, Conn> m_conns;
-    std::vector<RecvRecord> m_records;
+    std::string m_records;
 };
 
 } // namespace p4rcp

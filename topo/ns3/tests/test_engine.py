@@ -14,12 +14,17 @@ from topo.ns3.workload import LOAD_UNIT, POISSON_FLOW_BASE, arrivals_of, plan
 from topo.schedule import Launch, RunDir, long_flow_id, schedule
 
 
-def test_schemes_it_cannot_run_are_refused_naming_scheme_and_engine():
+def test_every_scheme_of_the_hosts_runs_and_external_programs_are_refused():
     exp = load_experiment(resolve("fct-short"))    # rcp, tcp, allegro, vivace
-    assert refusal(exp, "rcp") is None and refusal(exp, "tcp") is None
-    why = refusal(exp, "allegro")
-    assert "allegro" in why and "ns-3 engine" in why and "\n" not in why
-    assert "vivace" in refusal(exp, "vivace")
+    assert all(refusal(exp, s) is None for s in ("rcp", "tcp", "allegro", "vivace"))
+    lossy = load_experiment(resolve("lossy"))
+    assert all(refusal(lossy, s) is None for s in lossy.schemes)
+    references = load_experiment(resolve("lossy-references"))
+    external = [s for s in references.schemes if references.scheme(s).is_external]
+    assert external
+    for name in external:
+        why = refusal(references, name)
+        assert name in why and "external program" in why and "Mininet" in why and "\n" not in why
 
 
 def test_router_features_the_model_lacks_are_refused_naming_them(tmp_path):
@@ -38,15 +43,30 @@ def test_router_features_the_model_lacks_are_refused_naming_them(tmp_path):
 
 def test_tcp_variants_map_to_ns3_congestion_controls(tmp_path):
     path = tmp_path / "tcps.toml"
-    path.write_text('topology = "dumbbell"\nschemes = ["tcp", "tcp:reno", "tcp:bbr", "iw2"]\nduration_s = 5\n'
+    path.write_text('topology = "dumbbell"\nschemes = ["tcp", "tcp:reno", "tcp:bbr", "iw2", "rcp"]\nduration_s = 5\n'
                     '[scheme.iw2]\ncc = "tcp:cubic"\ninitcwnd = 2\n'
                     '[[long]]\nsender = "h1"\nreceiver = "r1"\n')
     exp = load_experiment(path)
-    assert tcp_algorithm(exp.scheme("tcp")) == "ns3::TcpCubic"
-    assert tcp_algorithm(exp.scheme("iw2")) == "ns3::TcpCubic"
-    assert tcp_algorithm(exp.scheme("tcp:reno")) == "ns3::TcpNewReno"
+    assert tcp_algorithm(exp, exp.scheme("tcp")) == "ns3::TcpCubic"
+    assert tcp_algorithm(exp, exp.scheme("iw2")) == "ns3::TcpCubic"
+    assert tcp_algorithm(exp, exp.scheme("tcp:reno")) == "ns3::TcpNewReno"
+    assert tcp_algorithm(exp, exp.scheme("rcp")) is None
     assert "tcp:bbr" in refusal(exp, "tcp:bbr")
-    assert tcp_algorithm(exp.scheme("iw2")) and exp.scheme("iw2").initcwnd == 2
+    assert tcp_algorithm(exp, exp.scheme("iw2")) and exp.scheme("iw2").initcwnd == 2
+
+
+def test_tcp_flows_among_a_schemes_flows_run_as_ns3s_tcp(tmp_path):
+    """tcp-mix's sweep runs its first long flows as TCP in an RCP run: one TCP per simulation, cubic; a run
+    that would need two TCPs at once is refused."""
+    mix = load_experiment(resolve("tcp-mix"))
+    assert refusal(mix, "rcp") is None and tcp_algorithm(mix, mix.scheme("rcp")) == "ns3::TcpCubic"
+    path = tmp_path / "two-tcps.toml"
+    path.write_text('topology = "dumbbell"\nschemes = ["tcp:reno"]\nduration_s = 5\n[topology_params]\npairs = 2\n'
+                    '[[long]]\nsender = "h1"\nreceiver = "r1"\n'
+                    '[[long]]\nsender = "h2"\nreceiver = "r2"\ncc = "tcp"\n')
+    two = load_experiment(path)
+    why = refusal(two, "tcp:reno")
+    assert "tcp, tcp:reno" in why and "one congestion control per simulation" in why
 
 
 def test_what_a_scheme_ran_names_its_preset_and_its_parameters():
@@ -88,6 +108,9 @@ def test_the_flows_are_those_the_hosts_would_start(tmp_path):
         sizes += [size for _, size in arrivals]
         mine = sorted((f.index, f.start_s, f.size_bytes, f.flow_id) for f in p.flows if f.host == host)
         assert mine == [(k, t, size, POISSON_FLOW_BASE + k) for k, (t, size) in enumerate(arrivals)]
+        # each flow runs its command's scheme, its controller seeded from the generator's --seed
+        seed = int(command[command.index("--seed") + 1])
+        assert {(f.cc, f.generator_seed) for f in p.flows if f.host == host} == {("rcp", seed)}
         assert p.planned[host] == len(arrivals) > 0
         # the generator's --seed is the schedule's: another seed plans other flows
         other = list(command)
@@ -101,8 +124,13 @@ def test_the_flows_are_those_the_hosts_would_start(tmp_path):
     assert offered == pytest.approx(variant.load, rel=0.03)
     conv = load_experiment(resolve("convergence-short"), ["rcp"], 10, [2])
     p = plan(conv, conv.variants()[0], conv.scheme("rcp"), 2, out)
-    assert [(f.host, f.start_s, f.duration_s, f.flow_id) for f in p.flows] == [
-        (flow.sender, flow.start_s, 10 - flow.start_s, long_flow_id(2, i)) for i, flow in enumerate(conv.long_flows)]
+    assert [(f.host, f.start_s, f.duration_s, f.flow_id, f.cc, f.generator_seed) for f in p.flows] == [
+        (flow.sender, flow.start_s, 10 - flow.start_s, long_flow_id(2, i), "rcp", None)
+        for i, flow in enumerate(conv.long_flows)]
+    # a sweep point's TCP flows and a flow's own scheme are each flow's
+    mix = load_experiment(resolve("tcp-mix"), ["rcp"], 10, [1])
+    point = next(v for v in mix.variants() if v.tcp_flows == 2)
+    assert [f.cc for f in plan(mix, point, mix.scheme("rcp"), 1, out).flows] == ["tcp", "tcp", "rcp", "rcp"]
 
 
 @pytest.mark.skipif(not hosts.HOST_BINARY.is_file(), reason=f"{hosts.HOST_BINARY} missing: run 'make hosts'")

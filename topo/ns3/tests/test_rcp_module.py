@@ -8,17 +8,17 @@ once per test session; each simulation then takes about a second.
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
 import pytest
 
 from p4rcp.dataplane import rate_cell
+from p4rcp.protocol import DATA, FLAG_LAST, RCP_UDP_PORT, SYN
 from p4rcp.rcp_law import rcp_rate
-from topo.experiment import load_experiment
 from topo.ns3 import build
-from topo.schedule import RunDir
+from topo.ns3.tests import simulation
+from topo.ns3.tests.simulation import finish, read, start_run
 
 REASON = build.unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"ns-3 engine: {REASON}")
@@ -32,39 +32,11 @@ def ns3():
     return build.load()
 
 
-def experiment(tmp_path: Path, flows: list[float], duration_s: float, name: str = "two-flows", **params):
+def experiment(tmp_path: Path, starts: list[float], duration_s: float, name: str = "two-flows", **params):
     """A dumbbell experiment of long RCP flows starting at the given times."""
-    topology = {"pairs": len(flows), "bottleneck_mbps": C_MBPS, "rtt_ms": RTT_MS, **params}
-    lines = ['description = "test"', 'topology = "dumbbell"', 'schemes = ["rcp"]', f"duration_s = {duration_s}",
-             "[topology_params]", *(f"{k} = {json.dumps(v)}" for k, v in topology.items())]
-    for i, start in enumerate(flows):
-        lines += ["[[long]]", f'sender = "h{i + 1}"', f'receiver = "r{i + 1}"', f"start_s = {start}"]
-    path = tmp_path / f"{name}.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return load_experiment(path)
-
-
-def start_run(ns3, exp, root: Path, router=None):
-    from topo.ns3.engine import Job, Run
-    from topo.ns3.network import RouterOptions
-    from topo.ns3.workload import plan
-    ns, p4rcp = ns3
-    ns.Simulator.Destroy()
-    ns.Config.Reset()
-    variant = exp.variants()[0]
-    job = Job(exp, variant, "rcp", 1, root, plan(exp, variant, exp.scheme("rcp"), 1, RunDir(root)), router or RouterOptions())
-    run = Run(ns, p4rcp, job)
-    run.setup()
-    return run
-
-
-def finish(run) -> dict:
-    run.simulate()
-    return run.finish()
-
-
-def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return simulation.experiment(tmp_path, name, schemes=["rcp"], duration_s=duration_s,
+                                 long_flows=simulation.long_flows(starts), bottleneck_mbps=C_MBPS, rtt_ms=RTT_MS,
+                                 **params)
 
 
 def test_two_flows_converge_to_half_the_link(ns3, tmp_path):
@@ -207,28 +179,25 @@ def test_the_feedforward_counts_and_syn_stamps(ns3):
             out.append(header.rateKbps)
         return out
 
-    syns = stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=p4rcp.SYN) for _ in range(10)])
+    syns = stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN) for _ in range(10)])
     assert syns == [500, 1000, 1500, 2000, 2500, 3000, 3000, 3000, 3000, 3000]
     assert disc.Arrivals() == 10 and disc.Departures() == 0
     disc.SetArrivalsBase(10)                    # the next interval: its first SYN is k = 1 again
-    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=p4rcp.SYN)]) == [500]
-    data = stamps([_rcp_item(ns, p4rcp, 9000, 40_000), _rcp_item(ns, p4rcp, 9000, 40_000, flags=p4rcp.RCP_FLAG_LAST)])
+    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN)]) == [500]
+    data = stamps([_rcp_item(ns, p4rcp, 9000, 40_000), _rcp_item(ns, p4rcp, 9000, 40_000, flags=FLAG_LAST)])
     assert data == [3000, 3000] and disc.Departures() == 1 and disc.Arrivals() == 11
 
 
-def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=None, flags: int = 0):
-    """A forward packet of the hosts' transport (DATA unless `kind` says) as it reaches a router's queue: IPv4
-    header aside, UDP first."""
-    kind = p4rcp.DATA if kind is None else kind
-    packet = ns.Create[ns.Packet](1000)
-    transport = p4rcp.RcpTransportHeader(kind)
-    packet.AddHeader(transport)
+def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=DATA, flags: int = 0):
+    """A forward packet of the hosts' transport (DATA unless `kind` says: its RCP header, 20 bytes of the hosts'
+    header and 1000 of payload) as it reaches a router's queue: IPv4 header aside, UDP first."""
+    packet = ns.Create[ns.Packet](20 + 1000)
     rcp = p4rcp.RcpHeader()
     rcp.type, rcp.flags, rcp.rateKbps, rcp.rttUs = kind, flags, rate_kbps, rtt_us
     packet.AddHeader(rcp)
     udp = ns.UdpHeader()
     udp.SetSourcePort(40000)
-    udp.SetDestinationPort(6577)
+    udp.SetDestinationPort(RCP_UDP_PORT)
     packet.AddHeader(udp)
     ip = ns.Ipv4Header()
     ip.SetProtocol(17)

@@ -31,8 +31,12 @@ use crate::transport::wire::{
     self, Body, Common, Packet, PktType, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED,
 };
 use crate::transport::Tx;
-use crate::workload::pattern;
+use crate::transport::pattern;
 use std::net::SocketAddr;
+
+/// What a sender asks for in its SYN (and `rcp` in every packet) and the
+/// upper bound of its rate, unless told otherwise (`--max-rate`'s default).
+pub const DEFAULT_MAX_RATE: &str = "1gbit";
 
 /// Most DATA packets one flow sends per wake-up before yielding.
 const BURST_MAX: u32 = 64;
@@ -108,7 +112,6 @@ pub struct SenderFlow {
     sampled: report::Sampled,
     // scratch
     buf: Vec<u8>,
-    payload: Vec<u8>,
 }
 
 fn ts_us(now: f64) -> u32 {
@@ -147,8 +150,7 @@ impl SenderFlow {
             error: None,
             trace: Vec::new(),
             sampled: report::Sampled::new(now),
-            buf: Vec::with_capacity(2048),
-            payload: vec![0u8; p.mss],
+            buf: Vec::with_capacity(DATA_HEADER_LEN + p.mss),
             p,
         }
     }
@@ -532,10 +534,8 @@ impl SenderFlow {
                 pkt_seq: self.loss.next_seq(),
                 ts_us: ts_us(now),
             };
-            wire::encode_data_header(&rcp, &common, off, &mut self.buf);
-            let payload = &mut self.payload[..len as usize];
+            let payload = wire::encode_data(&rcp, &common, off, len as usize, &mut self.buf);
             pattern::fill(self.p.flow_id, off, payload);
-            self.buf.extend_from_slice(payload);
             if !tx.send(&self.buf, self.p.dst) {
                 self.pacer.on_blocked(now);
                 break;
