@@ -1,5 +1,5 @@
 // Header formats shared by every target. The RCP header is specified in
-// docs/protocol.md; Python (p4rcp/protocol.py) and Rust (hosts/src/wire.rs)
+// docs/protocol.md; Python (p4rcp/protocol.py) and Rust (hosts/src/transport/wire.rs)
 // carry the same definition.
 #ifndef P4RCP_HEADERS_P4
 #define P4RCP_HEADERS_P4

@@ -220,13 +220,32 @@ def _section_references(path: Path, name: str, n: int, line: str, root: Path) ->
 CODE_SUFFIXES = {".py", ".rs", ".p4", ".cc", ".h", ".toml", ".lua", ".sh"}
 
 
+# A repository path in code, its comments and help texts: topo/mininet/network.py, hosts/src/tcp/.
+REPO_PATH = re.compile(r"(?<![\w/.$-])((?:p4src|control_plane|topo|hosts|p4rcp|tools|ptf_tests|docs)/[\w.-]+"
+                       r"(?:/[\w.-]+)*/?)([*{]?)")
+
+
+def _path_exists(path: Path, target: str, glob: bool, root: Path) -> bool:
+    """`target` names a file or folder; followed by * or { (rcp-queue-disc.{h,cc}), it is the start of names."""
+    if not glob:
+        return _resolve(path, target, root) is not None
+    folder, _, stem = target.rpartition("/")
+    return any(p.name.startswith(stem) for p in (root / folder).glob("*")) if (root / folder).is_dir() else False
+
+
 def code_references(root: Path = ROOT) -> list[Finding]:
-    """Documents and sections that the code, its comments and the experiment files name, which must exist."""
+    """Files, documents and sections that the code, its comments and the experiment files name, which must
+    exist."""
     found = []
     for path in tracked_files(root):
         if path.suffix not in CODE_SUFFIXES and path.name != "Makefile" or "records" in path.parts:
             continue
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            for m in REPO_PATH.finditer(line):
+                target = m.group(1).rstrip(".")
+                if not PLACEHOLDER.search(target) and not target.startswith(("docs/records/", "build/")) \
+                        and not _path_exists(path, target, bool(m.group(2)), root):
+                    found.append(Finding(_name(path, root), n, f"names {target}, which does not exist", line))
             if ".md" in line or "README" in line:
                 found += _section_references(path, _name(path, root), n, line, root)
                 found += [Finding(_name(path, root), n, f"names {m.group(1)}, which does not exist", line)

@@ -122,19 +122,24 @@ def test_the_reference_check_flags_missing_files_and_sections(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "design.md").write_text("# Design\n\nWhat it is.\n\n## The law\n")
+    (tmp_path / "topo").mkdir()
+    (tmp_path / "topo" / "queue.h").write_text("")
+    nowhere, queue = "topo/" + "nowhere.py", "topo/" + "queue"    # in pieces: this file names no missing file
     page = docs / "page.md"
     page.write_text("# Page\n\nSee [the design](design.md#the-law), `docs/design.md`, \"The law\",\n"
                     "[nothing](gone.md), [a section](design.md#policing), docs/design.md, \"Policing\",\n"
-                    "and `topo/nowhere.py`.\n")
+                    f"and `{nowhere}`.\n")
     found = lint.references(page, tmp_path)
     assert sorted(f.what.split(",")[0] for f in found) == sorted([
         "links to gone.md", "links to #policing", "names section \"Policing\" of docs/design.md",
-        "names topo/nowhere.py"])
+        f"names {nowhere}"])
     design = "docs/" + "design.md"           # in pieces, so that this file names no section itself
-    (tmp_path / "law.py").write_text(f'# the law ({design}, "The law"); its limits ({design}, \'Limits\')\n')
+    (tmp_path / "law.py").write_text(f'# the law ({design}, "The law"); its limits ({design}, \'Limits\')\n'
+                                     f'# the queue ({queue}.{{h,cc}}, {queue}.*), the runner ({nowhere})\n')
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     found = lint.code_references(tmp_path)
-    assert [f.what for f in found] == ['names section "Limits" of docs/design.md, which has none']
+    assert [f.what for f in found] == ['names section "Limits" of docs/design.md, which has none',
+                                       f"names {nowhere}, which does not exist"]
 
 
 def test_the_reproducing_page_is_generated_whole():
