@@ -59,8 +59,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         problems = render.stale()
         for doc in lint.documents():
-            problems += [str(f) for f in lint.results_outside_blocks(doc) + lint.references(doc)]
-        problems += [str(f) for f in lint.project_history()]
+            problems += [str(f) for f in lint.results_outside_blocks(doc) + lint.references(doc)
+                         + lint.unknown_schemes(doc)]
+        problems += [str(f) for f in lint.project_history() + lint.code_references()]
+        problems += lint.unrunnable_claims(render.load_claims())
         if lint.line_count() > lint.LINE_BUDGET:
             problems.append(f"the documentation has {lint.line_count()} lines, over its budget of {lint.LINE_BUDGET}")
         for p in problems:

@@ -5,6 +5,7 @@
 - history: no development diary in the project: no numbered work sessions, no issue numbers, no dated
   headings (history belongs in git log and CHANGELOG.md);
 - references: every file a document names exists, and every section it names by title is in that document;
+- schemes: every scheme, preset and experiment a document or a claim's command names is one a run takes;
 - size: the documentation stays under its line budget.
 """
 
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from p4rcp.presets import PRESETS
 from tools.records import REPRODUCING, ROOT
 from tools.records.render import GENERATED
 
@@ -268,3 +271,67 @@ def _name(path: Path, root: Path = ROOT) -> str:
 
 def line_count(root: Path = ROOT) -> int:
     return sum(len(p.read_text().splitlines()) for p in documents(root))
+
+
+# --- scheme names -------------------------------------------------------------------------------------------
+
+CC_SOURCE = ROOT / "hosts" / "src" / "cc" / "mod.rs"
+EXPERIMENT_FILES = ROOT / "topo" / "experiments"
+SCHEME_WORD = re.compile(r"^(?:rcp|vivace|allegro|reno|pcc|tcp|fixed)(?:[-:][\w.]+)*$")
+SOURCE_FILE = re.compile(r"\.(?:cc|h|rs|py|toml|p4|md|lua|sh)$")      # ns-2's rcp-host.cc is a file
+SCHEME_LISTS = [re.compile(r"--schemes[ =]([\w.:,-]+)"), re.compile(r"--preset[ =]([\w.:-]+)"),
+                re.compile(r"--cc[ =]([\w.:-]+)")]
+
+
+def hosts_cc_names(source: Path = CC_SOURCE) -> set[str]:
+    """The names p4rcp-host --cc takes, read from CcSpec::parse's match arms; fixed and tcp take an argument."""
+    body = source.read_text().split("pub fn parse(", 1)[1].split("_ => Err(", 1)[0]
+    return set(re.findall(r'"([a-z0-9-]+)" =>', body))
+
+
+def scheme_names(root: Path = ROOT) -> set[str]:
+    """Every name a run takes as a scheme: the presets, the hosts' --cc names, and the [scheme.NAME] tables of
+    the shipped experiments."""
+    tables = {name for p in sorted((root / "topo" / "experiments").glob("*.toml"))
+              for name in tomllib.loads(p.read_text()).get("scheme", {})}
+    return set(PRESETS) | hosts_cc_names(root / "hosts" / "src" / "cc" / "mod.rs") | tables
+
+
+def is_scheme(name: str, known: set[str]) -> bool:
+    head, sep, arg = name.partition(":")
+    return name in known or bool(sep and arg and head in ("tcp", "fixed") and head in known)
+
+
+def unknown_schemes(path: Path, text: str | None = None, known: set[str] | None = None,
+                    stems: set[str] | None = None) -> list[Finding]:
+    """Schemes and presets a document names (`--schemes a,b`, `--preset x`, `--cc x`, or a scheme-like word
+    in backticks) that no run takes, outside the generated blocks. A backticked word that is a source file's
+    name (`rcp-queue-disc`) is not a scheme. CHANGELOG.md names what is gone."""
+    if path.name == "CHANGELOG.md" or path.resolve() == REPRODUCING.resolve():
+        return []
+    text = path.read_text() if text is None else text
+    known = scheme_names() if known is None else known
+    stems = {p.name.split(".")[0] for p in tracked_files()} if stems is None else stems
+    found = []
+    for n, line in _outside_generated(text):
+        names = [w for rx in SCHEME_LISTS for m in rx.finditer(line) for w in m.group(1).split(",")]
+        names += [w for w in re.findall(r"`([\w.:-]+)`", line)
+                  if SCHEME_WORD.match(w) and w not in stems and not SOURCE_FILE.search(w)]
+        for name in names:
+            if not PLACEHOLDER.search(name) and not is_scheme(name, known):
+                found.append(Finding(_name(path), n, f"names the scheme {name}, which no run takes", line))
+    return found
+
+
+def unrunnable_claims(claims: dict, known: set[str] | None = None) -> list[str]:
+    """The claims whose command names an experiment or a scheme that does not exist."""
+    known = scheme_names() if known is None else known
+    bad = []
+    for claim in claims.get("claim", []):
+        command = claim.get("command", "")
+        m = re.search(r"topo\.run (\S+)|make (?:run|sim) EXP=(\S+)", command)
+        if m and not (EXPERIMENT_FILES / f"{m.group(1) or m.group(2)}.toml").is_file():
+            bad.append(f"claim {claim['id']}: no experiment {m.group(1) or m.group(2)}: {command}")
+        bad += [f"claim {claim['id']}: no scheme {w}: {command}" for rx in SCHEME_LISTS
+                for m in rx.finditer(command) for w in m.group(1).split(",") if not is_scheme(w, known)]
+    return bad

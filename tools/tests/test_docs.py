@@ -51,6 +51,15 @@ def test_every_document_says_what_it_is_for_in_its_first_lines(doc):
     assert purpose and not purpose.startswith(("#", "|", "```", "<!--", "!["))
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_scheme_a_document_names_is_one_a_run_takes(doc):
+    assert [str(f) for f in lint.unknown_schemes(doc)] == []
+
+
+def test_every_claim_command_names_an_experiment_and_schemes_that_exist():
+    assert lint.unrunnable_claims(render.load_claims()) == []
+
+
 def test_the_documentation_keeps_to_its_line_budget():
     assert lint.line_count() <= lint.LINE_BUDGET
 
@@ -152,3 +161,23 @@ def test_documents_quote_only_blocks_the_generator_knows(tmp_path):
     with pytest.raises(render.RecordError, match="unknown generated block"):
         render.fill_blocks("<!-- generated: nonsense -->\nx\n<!-- end generated: nonsense -->", claims, records)
     assert Path(ROOT / "docs" / "records" / "claims.toml").is_file()
+
+
+def test_the_scheme_check_flags_schemes_no_run_takes(tmp_path):
+    known = lint.scheme_names()
+    assert {"rcp", "rcp-plain", "reno-iw2", "allegro", "vivace-loss-p4rcp", "tcp", "fixed"} <= known
+    assert lint.is_scheme("tcp:reno", known) and lint.is_scheme("fixed:8mbit", known)
+    assert not lint.is_scheme("vivace:2", known) and not lint.is_scheme("rcp-ff", known)
+    text = "\n".join([
+        "# Schemes", "", "What to run.", "",
+        "Run `rcp-plain`, `tcp:bbr` or `fixed:RATE`; `rcp-queue-disc` is a file, and so is `rcp-host.cc`.",
+        "python -m topo.run flash-crowd --schemes rcp,rcp-ff,tcp",
+        "python -m control_plane --preset rcp-fast --topology t.toml --switch s1",
+        "Or `vivace-fast`.",
+    ])
+    found = lint.unknown_schemes(tmp_path / "schemes.md", text, known, stems={"rcp-queue-disc"})
+    assert [(f.line, f.what.split()[3].rstrip(",")) for f in found] == [(6, "rcp-ff"), (7, "rcp-fast"), (8, "vivace-fast")]
+    claims = {"claim": [{"id": "a", "command": "make sim EXP=no-such-experiment"},
+                        {"id": "b", "command": ".venv/bin/python -m topo.run fct --schemes rcp,rcp-ff"},
+                        {"id": "c", "command": "make run EXP=fct"}]}
+    assert [b.split(":")[0] for b in lint.unrunnable_claims(claims, known)] == ["claim a", "claim b"]
