@@ -7,6 +7,9 @@
     time NAME [--note TEXT] -- COMMAND ...
         run COMMAND from the repository's root and record its wall time and the end of its output (make
         test, a benchmark)
+    rerun NAME [NAME ...] [--note TEXT]
+        run each record's command again, replace the record with the new run, then generate (make record);
+        a record's note described its old run and goes, unless --note gives a new one
     generate
         write docs/reproducing.md, every generated block and the headline figure from the records (make docs)
     check
@@ -37,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     timed.add_argument("--note", default="")
     timed.add_argument("--force", action="store_true")
     timed.add_argument("command", nargs=argparse.REMAINDER)
+    again = sub.add_parser("rerun", help="run records' commands again, record the new runs, regenerate")
+    again.add_argument("names", nargs="+")
+    again.add_argument("--note", default="")
     sub.add_parser("generate", help="regenerate the documents from the records")
     sub.add_parser("check", help="fail on stale generated texts or documentation problems")
     args = ap.parse_args(argv)
@@ -53,6 +59,16 @@ def main(argv: list[str] | None = None) -> int:
                 record = store.timed(args.name, command, args.note)
             print(f"wrote {record.write().relative_to(ROOT)}; now run make docs")
             return 0
+        if args.what == "rerun":
+            known = store.load_all()
+            missing = [name for name in args.names if name not in known]
+            if missing:
+                raise store.RecordError(f"no record {', '.join(missing)}; the records: {', '.join(known)}")
+            records = [known[name] for name in args.names]
+            for old in records:
+                print(f"rerun {old.name}: {old.command}", flush=True)
+                print(f"wrote {store.rerun(old, args.note).write().relative_to(ROOT)}", flush=True)
+            args.what = "generate"
         if args.what == "generate":
             for path in render.generate():
                 print(f"wrote {path.relative_to(ROOT)}")

@@ -311,3 +311,30 @@ def timed(name: str, command: list[str], note: str = "") -> Record:
     return Record(name=name, kind="command", experiment="", engine="", command=shlex.join(command), commit=commit,
                   date=time.strftime("%Y-%m-%d", time.localtime(started)), wall_s=wall, machine=this_machine(),
                   note=note, exit_status=proc.returncode, tail=lines[-TAIL_LINES:])
+
+
+# --- running a record's command again ---------------------------------------------------------------------
+
+RESULTS_LINE = re.compile(r"^results: (\S+)$")
+
+
+def rerun(record: Record, note: str = "") -> Record:
+    """Run a record's command again from the repository's root, its output shown as it goes, and make the
+    record of the new run under the same name (the old record's note described the old run: `note` replaces
+    it). RecordError when the command fails or names no results directory."""
+    command = shlex.split(record.command)
+    if record.kind == "command":
+        return timed(record.name, command, note)
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    directories = []
+    for line in proc.stdout:
+        print(line, end="", flush=True)
+        m = RESULTS_LINE.match(line.strip())
+        if m:
+            directories.append(ROOT / m.group(1))
+    if proc.wait() != 0:
+        raise RecordError(f"{record.name}: `{record.command}` exited with status {proc.returncode}; "
+                          f"docs/records/{record.name}.toml is unchanged")
+    if not directories:
+        raise RecordError(f"{record.name}: `{record.command}` printed no 'results: DIRECTORY' line")
+    return from_results(record.name, directories, record.command, note)

@@ -87,3 +87,23 @@ def test_a_timed_command_is_recorded_with_the_end_of_its_output(tmp_path, monkey
     assert record.kind == "command" and record.exit_status == 0
     assert record.tail == [f"line {i}" for i in range(20 - store.TAIL_LINES, 20)]
     assert store.load(record.write()).tail == record.tail
+
+
+def test_a_record_is_made_again_by_running_its_command(fixture_dirs, capsys):
+    old = store.load(ROOT / "docs" / "records" / "default-short-mininet.toml")
+    old.command = "printf 'results: %s\\n' " + " ".join(str(d) for d in fixture_dirs)
+    new = store.rerun(old)
+    assert new.name == old.name and new.command == old.command and new.note == ""
+    assert [r.experiment for r in new.results] == ["fct-short", "convergence-short"]
+    assert new.results[0].table().cell("rcp", "valid runs") == "1/1"
+    assert "results: " in capsys.readouterr().out          # the run's output is shown as it goes
+
+
+def test_a_rerun_that_fails_or_names_no_results_is_refused(fixture_dirs):
+    old = store.load(ROOT / "docs" / "records" / "default-short-mininet.toml")
+    old.command = f"sh -c 'echo results: {fixture_dirs[0]}; exit 3'"
+    with pytest.raises(store.RecordError, match="exited with status 3"):
+        store.rerun(old)
+    old.command = "echo done"
+    with pytest.raises(store.RecordError, match="no 'results: DIRECTORY' line"):
+        store.rerun(old)
