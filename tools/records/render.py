@@ -45,6 +45,15 @@ def _short(cell: str) -> str:
 
 
 def quotes(claim: dict, record: Record) -> list[Quote]:
+    """The cells a claim quotes from its record; RecordError naming the claim when the record lacks one (a
+    record made again may hold other rows: the claim's quote then changes with it)."""
+    try:
+        return _quotes(claim, record)
+    except RecordError as e:
+        raise RecordError(f"claim {claim['id']} (docs/records/claims.toml), record {record.name}: {e}") from None
+
+
+def _quotes(claim: dict, record: Record) -> list[Quote]:
     out = []
     for q in claim.get("quote", []):
         result = record.result(q.get("experiment", claim["experiment"]))

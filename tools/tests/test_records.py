@@ -107,3 +107,11 @@ def test_a_rerun_that_fails_or_names_no_results_is_refused(fixture_dirs):
     old.command = "echo done"
     with pytest.raises(store.RecordError, match="no 'results: DIRECTORY' line"):
         store.rerun(old)
+
+
+def test_a_claim_whose_record_lacks_its_cells_is_named():
+    record = store.load(ROOT / "docs" / "records" / "default-ns3.toml")
+    claim = {"id": "made-up", "experiment": "fct-short",
+             "quote": [{"label": "x", "row": "rcp-gone", "column": "mean FCT / FCT_PS"}]}
+    with pytest.raises(store.RecordError, match="claim made-up .*record default-ns3: no row 'rcp-gone'"):
+        render.quotes(claim, record)
