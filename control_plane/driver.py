@@ -31,7 +31,7 @@ class PortCounters:
     rtt_sum_us: int
     rtt_count: int
     queue_depth: int             # in the target's unit: Driver.queue_unit_bytes (packets where that is None)
-    policed_bytes: int = 0       # part of the input that policing dropped (docs/dataplane.md, "Policing")
+    policed_bytes: int = 0       # part of the input that policing dropped (docs/design.md, "Policing")
     policed_packets: int = 0
     # The feedforward's counts (32-bit registers, wrap): SYNs of long flows (size above the long threshold),
     # and the sizes, each capped at P, of every SYN and of every DATA flagged ENDING (docs/protocol.md).

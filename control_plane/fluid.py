@@ -7,7 +7,7 @@ packets, no noise: it shows whether the loop itself is stable for given gains, d
 long a joining flow takes to reach its share, how much finite flows arriving at random or a flash crowd
 overflow the queue, and how long short flows take against processor sharing.
 
-Three routers (docs/control_plane.md, "Sudden load"):
+Three routers (docs/design.md, "Sudden load"):
 - "rcp": the RCP law; a new flow starts at the R its SYN carried.
 - "rcp-ff": the law, then the feedforward as the routers run it (docs/design.md): R scaled by N / (N + a - l)
   each interval, a and l the flows that arrived (SYN) and are ending (their unsent data fits one round trip at

@@ -24,7 +24,7 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // has drained.
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
 
-    // The feedforward (docs/design.md, "The feedforward"), as on v1model: the sizes of SYNs and ENDING packets,
+    // The feedforward (docs/design.md, "Sudden load"), as on v1model: the sizes of SYNs and ENDING packets,
     // each capped at P, summed per port; long flows' SYNs counted, the k-th since the base the control plane
     // wrote capped by its stamp; short flows' SYNs capped by the short stamp. Each register is one stateful
     // ALU, so that the control plane writes the base, the stamps, P and the threshold without touching the

@@ -41,7 +41,7 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
     // drained, however long it then stays quiet (the depth a packet saw on *enqueue* lagged the queue by
     // a queueing delay and stayed at the last arrival's value while the port idled).
     @name(".rcp_queue_depth") register<bit<19>, PortId_t>(NUM_PORTS) rcp_queue_depth;
-    // The feedforward (docs/design.md, "The feedforward"), per port: the sizes, each capped at P, of the
+    // The feedforward (docs/design.md, "Sudden load"), per port: the sizes, each capped at P, of the
     // flows arriving (SYNs) and ending (DATA flagged ENDING), for the control plane to scale R by N / (N + a - l)
     // with each flow weighed by the share of a round trip it lasts; the long flows' SYNs, the k-th of an
     // interval stamped with the rate that fits it, rcp_syn_rate[(p << 3) | (k - 1)], k counted from
