@@ -19,7 +19,7 @@ from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
 from control_plane.loop import ControlLoop, program_switch
 from control_plane.p4runtime import P4RuntimeDriver, P4RuntimeUnsupported
-from p4rcp.params import RcpParams
+from p4rcp.params import D0_ESTIMATORS, RcpParams
 from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import TopologyError, load_topology
 
@@ -61,7 +61,44 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "(docs/protocol.md, 'Weights')")
     ap.add_argument("--police", action="store_true", help="police forward RCP flows above their stamp "
                     "(docs/dataplane.md, 'Policing')")
+    ap.add_argument("--police-margin", type=float, default=d.police_margin)
+    ap.add_argument("--police-slack-ms", type=float, default=d.police_slack_s * 1000)
+    ap.add_argument("--police-burst-packets", type=float, default=d.police_burst_packets)
+    ap.add_argument("--d0-estimator", choices=D0_ESTIMATORS, default=d.d0_estimator)
+    ap.add_argument("--first-jitter", type=float, default=d.first_jitter)
+    ap.add_argument("--feedforward", action="store_true", help="the flow-count feedforward "
+                    "(docs/control_plane.md, 'Sudden load')")
+    ap.add_argument("--feedforward-gain", type=float, default=d.feedforward_gain)
     return ap.parse_args(argv)
+
+
+def params_from_args(args: argparse.Namespace, data_frame_bytes: int) -> RcpParams:
+    """The RCP parameters the command line gives (ValueError: a bad one)."""
+    return RcpParams(alpha=args.alpha, beta=args.beta, gamma=args.gamma, q0_bytes=args.q0_bytes,
+                     R_min_bps=args.r_min_kbps * 1000, R_init_fraction=args.r_init_fraction,
+                     d0_init_s=args.d0_init_ms / 1000, d0_gain=args.d0_gain, T_max_s=args.t_max_ms / 1000,
+                     queue_packet_bytes=args.queue_packet_bytes or data_frame_bytes,
+                     dscp_weights=dscp_weights(args.dscp_weight), police=args.police,
+                     police_margin=args.police_margin, police_slack_s=args.police_slack_ms / 1000,
+                     police_burst_packets=args.police_burst_packets, d0_estimator=args.d0_estimator,
+                     first_jitter=args.first_jitter, feedforward=args.feedforward,
+                     feedforward_gain=args.feedforward_gain)
+
+
+def arguments_for(params: RcpParams) -> list[str]:
+    """The command-line options that give `params` (the inverse of params_from_args): how a runner starts this
+    controller with an experiment's parameters."""
+    args = ["--alpha", repr(params.alpha), "--beta", repr(params.beta), "--gamma", repr(params.gamma),
+            "--q0-bytes", repr(params.q0_bytes), "--r-min-kbps", repr(params.R_min_bps / 1000),
+            "--r-init-fraction", repr(params.R_init_fraction), "--d0-init-ms", repr(params.d0_init_s * 1000),
+            "--d0-gain", repr(params.d0_gain), "--t-max-ms", repr(params.T_max_s * 1000),
+            "--queue-packet-bytes", str(params.queue_packet_bytes),
+            "--police-margin", repr(params.police_margin), "--police-slack-ms", repr(params.police_slack_s * 1000),
+            "--police-burst-packets", repr(params.police_burst_packets), "--d0-estimator", params.d0_estimator,
+            "--first-jitter", repr(params.first_jitter), "--feedforward-gain", repr(params.feedforward_gain)]
+    for dscp, weight in sorted(params.dscp_weights.items()):
+        args += ["--dscp-weight", f"{dscp}={weight!r}"]
+    return args + (["--police"] if params.police else []) + (["--feedforward"] if params.feedforward else [])
 
 
 def dscp_weights(pairs: list[str]) -> dict[str, float]:
@@ -92,11 +129,7 @@ def main(argv=None) -> int:
     try:
         topology = load_topology(args.topology)
         switch = topology.switch(args.switch)
-        params = RcpParams(alpha=args.alpha, beta=args.beta, gamma=args.gamma, q0_bytes=args.q0_bytes,
-                           R_min_bps=args.r_min_kbps * 1000, R_init_fraction=args.r_init_fraction,
-                           d0_init_s=args.d0_init_ms / 1000, d0_gain=args.d0_gain, T_max_s=args.t_max_ms / 1000,
-                           queue_packet_bytes=args.queue_packet_bytes or topology.data_frame_bytes,
-                           dscp_weights=dscp_weights(args.dscp_weight), police=args.police)
+        params = params_from_args(args, topology.data_frame_bytes)
         driver = make_driver(args, switch)
         if not switch.rcp_ports:
             driver.connect()
