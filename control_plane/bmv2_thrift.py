@@ -221,10 +221,15 @@ class Bmv2ThriftDriver:
         values = self.read_register(dp.REG_RATE)
         return {cell: dp.stamp_of_cell(values[cell]) for cell in cells}
 
-    def reset_state(self) -> None:
-        """Every table, register and counter of the program back to its reset value (bmv2's
-        bm_reset_state): the switch as it starts, before any control plane wrote to it."""
-        self._call("reset state", lambda: self._std.bm_reset_state())
+    def reload_program(self) -> None:
+        """The program the switch runs, loaded again and swapped in: every table holds only the program's own
+        constant entries, every register and counter is 0, as when simple_switch starts. (bm_reset_state
+        would also empty the tables' constant entries, which the program needs.) The switch must run with
+        the target option --enable-swap."""
+        def reload():
+            self._std.bm_load_new_config(self._std.bm_get_config())
+            self._std.bm_swap_configs()
+        self._call("reload the program", reload)
 
     def read_register(self, name: str) -> list[int]:
         """A whole register array in one round trip."""

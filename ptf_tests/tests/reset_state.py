@@ -9,12 +9,12 @@ from p4rcp.protocol import DATA, FLAG_LAST, RCP, REF, SYN
 
 
 class UnprogrammedTest(RcpTest):
-    """bmv2's whole state back to the program's own (every table empty, every register and counter 0), as a
-    switch just started, then the route to port 2 and nothing else."""
+    """The program loaded afresh (its own constant entries only, every register and counter 0), as a switch
+    just started, then the route to port 2 and nothing else."""
 
     def setUp(self):
         RcpTest.setUp(self)
-        self.switch.reset_state()
+        self.switch.reload_program()
         self.switch.install_routes([r for r in ROUTES if r.port == 2])
 
     def expect_unstamped(self):
