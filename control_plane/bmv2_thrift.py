@@ -86,6 +86,12 @@ def _match_key(params: list[BmMatchParam]) -> tuple:
     return tuple(key)
 
 
+def _values(action_data: list[bytes]) -> list[int]:
+    """Action data as numbers: bmv2 answers a read with each value's significant bytes only, so the bytes
+    read differ from the bytes written (their field's width) for the same value."""
+    return [int.from_bytes(d, "big") for d in action_data]
+
+
 def _table_key_bytes(config: dict) -> dict[str, list[int]]:
     """Bytes of each table's key fields, as Thrift wants exact keys: the field's width rounded up."""
     widths = {}
@@ -362,7 +368,7 @@ class Bmv2ThriftDriver:
                 self._call(f"delete from {table}",
                            lambda: self._std.bm_mt_delete_entry(CONTEXT, table, entry.entry_handle))
                 changes["deleted"] += 1
-            elif (entry.action_entry.action_name, [bytes(d) for d in entry.action_entry.action_data]) != want[1:]:
+            elif (entry.action_entry.action_name, _values(entry.action_entry.action_data)) != (want[1], _values(want[2])):
                 self._call(f"modify {table}", lambda: self._std.bm_mt_modify_entry(
                     CONTEXT, table, entry.entry_handle, want[1], want[2]))
                 changes["modified"] += 1

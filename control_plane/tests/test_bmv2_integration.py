@@ -171,3 +171,25 @@ def test_a_switch_programmed_without_a_loop_caps_nothing(network):
         assert probe.read_stamps_kbps([dp.UNCLASSIFIED_CELL]) == {dp.UNCLASSIFIED_CELL: dp.RATE_NONE}
     finally:
         probe.close()
+
+
+def test_tables_are_reconciled_entry_by_entry(network):
+    """What the switch holds already is left alone; a changed entry is modified in place, a missing one added,
+    one not wanted deleted (bmv2 answers a read with action data in fewer bytes than were written)."""
+    _, _, thrift_port = network
+    routes = [Route("10.0.0.0/24", 0, "00:aa:00:00:00:00", "00:00:00:00:00:01"),
+              Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")]
+    driver = Bmv2ThriftDriver(thrift_port)
+    driver.connect()
+    try:
+        assert driver.install_routes(routes) == {"added": 2, "modified": 0, "deleted": 0}
+        assert driver.install_routes(routes) == {"added": 0, "modified": 0, "deleted": 0}
+        moved = Route("10.0.1.0/24", 0, "00:aa:00:00:00:00", "00:00:00:00:00:03")
+        extra = Route("10.0.2.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:04")
+        assert driver.install_routes([moved, extra]) == {"added": 1, "modified": 1, "deleted": 1}
+        assert driver.install_weight_classes([0, 1], {10: 1}) == {"added": 2 * dp.NUM_DSCP, "modified": 0,
+                                                                   "deleted": 0}
+        assert driver.install_weight_classes([0, 1], {10: 1}) == {"added": 0, "modified": 0, "deleted": 0}
+        assert driver.install_weight_classes([1], {10: 2}) == {"added": 0, "modified": 1, "deleted": dp.NUM_DSCP}
+    finally:
+        driver.close()
