@@ -31,7 +31,7 @@ def test_fuzzed_frames_leave_as_the_specification_says_and_leave_every_count_exa
 def test_a_switch_that_stamps_otherwise_than_the_model_is_caught():
     """The check itself: port 3's stamp written one kb/s off the model's, a few thousand frames."""
     veths, thrift_port = _switch()
-    off = dict(fuzz.STAMPS, **{dp.rate_cell(3, 0): fuzz.STAMPS[dp.rate_cell(3, 0)] - 1})
+    off = {**fuzz.STAMPS, dp.rate_cell(3, 0): fuzz.STAMPS[dp.rate_cell(3, 0)] - 1}
     with veths, SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), thrift_port):
         result = fuzz.run(veths, thrift_port, 3_000, 0, SEED, switch_stamps=off)
     assert any(m.startswith("port 3: frame") for m in result.mismatches), result.mismatches[:5]
