@@ -129,11 +129,16 @@ def judge(run_dir: Path, meta: dict, exp, window_s: float) -> dict:
             "fct_spread": (max(ratios) - min(ratios)) / overall if overall else None}
 
 
+def _time(seconds: float, window_s: float) -> str:
+    """A time of the summary: in minutes when the windows are whole minutes, else in seconds."""
+    return f"{seconds / 60:g} min" if window_s % 60 == 0 else f"{seconds:g} s"
+
+
 def summary(result: dict) -> str:
     pct = lambda x: "n/a" if x is None else f"{100 * x:+.1f}%"
-    lines = [f"# Soak: fct-short, RCP, load 0.9, {result['duration_s'] / 60:.0f} min", "",
+    lines = [f"# Soak: fct-short, RCP, load 0.9, {_time(result['duration_s'], result['window_s'])}", "",
              f"Run: {result['run']}; valid as a whole: {'yes' if result['valid'] else 'NO: ' + '; '.join(result['problems'])}",
-             "", f"## Resident memory (growth after the first {result['window_s'] / 60:.0f} min; target at most "
+             "", f"## Resident memory (growth after the first {_time(result['window_s'], result['window_s'])}; target at most "
              f"{MEMORY_GROWTH_LIMIT:.0%})", "", "| process | samples | at the first window's end | largest after | growth |",
              "|---|---|---|---|---|"]
     for label, m in result["memory"].items():
@@ -146,7 +151,7 @@ def summary(result: dict) -> str:
     for w in result["windows"]:
         ratio = "n/a" if w["mean_fct_ratio_ps"] is None else f"{w['mean_fct_ratio_ps']:.3f}"
         median = "n/a" if w["median_fct_s"] is None else f"{w['median_fct_s']:.3f} s"
-        lines.append(f"| {w['from_s'] / 60:.0f}-{w['to_s'] / 60:.0f} min | {w['flows']} | {w['completed']} | {ratio} | "
+        lines.append(f"| {_time(w['from_s'], result['window_s'])} to {_time(w['to_s'], result['window_s'])} | {w['flows']} | {w['completed']} | {ratio} | "
                      f"{median} | {'; '.join(w['void']) or 'no'} |")
     return "\n".join(lines) + "\n"
 

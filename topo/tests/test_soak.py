@@ -47,3 +47,16 @@ def test_fct_per_window_counts_the_flows_that_started_in_it():
     assert (first["flows"], first["completed"], second["flows"], second["completed"]) == (2, 2, 2, 1)
     assert first["median_fct_s"] == pytest.approx(0.6) and second["median_fct_s"] == 0.6
     assert first["mean_fct_ratio_ps"] == pytest.approx(second["mean_fct_ratio_ps"]) and first["mean_fct_ratio_ps"] > 0
+
+
+def test_the_summary_names_windows_in_minutes_or_seconds():
+    def result(window_s):
+        return {"duration_s": 3 * window_s, "window_s": window_s, "run": "r", "valid": True, "problems": [],
+                "memory": {}, "memory_growth_max": None, "void_windows": 0, "fct_ratio_ps": 1.2,
+                "fct_spread": 0.01, "windows": [{"from_s": i * window_s, "to_s": (i + 1) * window_s, "void": [],
+                                                 "flows": 1, "completed": 1, "mean_fct_ratio_ps": 1.2,
+                                                 "median_fct_s": 0.5} for i in range(3)]}
+    hour = soak.summary(result(600))
+    assert "load 0.9, 30 min" in hour and "| 10 min to 20 min |" in hour and "after the first 10 min;" in hour
+    short = soak.summary(result(20))
+    assert "load 0.9, 60 s" in short and "| 20 s to 40 s |" in short
