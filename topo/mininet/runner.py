@@ -172,6 +172,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
     """One scheme, one sweep point, one seed: returns the run's metadata (validity and why not, CPU, paths).
 
     A simple_switch that dies ends the run at once (its next tick), void: nothing after can be measured."""
+    own_progress = progress is None       # its heartbeat thread is this call's to stop
     progress = progress or Progress(1)
     out.root.mkdir(parents=True, exist_ok=True)
     topology = variant.topology
@@ -326,6 +327,8 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
             void(causes.HOST, problem)
     meta["valid"] = not meta["problems"]
     (out.root / "run.json").write_text(json.dumps(meta, indent=1))
+    if own_progress:
+        progress.close()
     return meta
 
 

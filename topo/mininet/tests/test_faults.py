@@ -24,13 +24,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from p4rcp.monitor import STALL, SWITCH_DIED
+from p4rcp.monitor import MACHINE_CAUSES, STALL, SWITCH_DIED
 from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import ROOT
 from topo import hosts
 from topo.experiment import load_experiment
 from topo.mininet.runner import RunOptions, run_scheme
-from topo.mininet.tests.runs import valid_run
+from topo.mininet.tests.runs import ATTEMPTS, valid_run
 from topo.report import read_jsonl
 from topo.schedule import RunDir
 
@@ -213,11 +213,9 @@ def test_a_killed_switch_voids_the_run_within_a_second_and_everything_is_cleaned
     assert json.loads(_nft_rules() or "{}") == nft
 
 
-def test_a_30_ms_stall_of_the_switch_voids_the_run_and_names_the_stall(tmp_path):
-    """SIGSTOP then SIGCONT 30 ms later: the switch neither forwards nor answers its controller meanwhile, and
-    takes in 30 ms of frames at once when it resumes; the stall threshold of this link is 13.8 ms."""
-    exp, variant = e2e()
-    out = RunDir(tmp_path / "run")
+def stalled_run(exp, variant, out: RunDir) -> tuple[dict, dict]:
+    """A run whose switch is stopped with SIGSTOP KILL_AT_S into the flows and continued 30 ms later; the run's
+    metadata and when (unix_s) and how long (s) the switch stood still."""
     stalled: dict = {}
     stop = threading.Event()
 
@@ -241,10 +239,30 @@ def test_a_30_ms_stall_of_the_switch_voids_the_run_and_names_the_stall(tmp_path)
         stop.set()
         thread.join()
     assert stalled, "the switch was never stopped"
-    assert not meta["valid"] and STALL in meta["void_causes"], meta["problems"]
-    # the stall named at the moment it was injected (a busy machine may add stalls of its own elsewhere)
-    at_s = stalled["unix_s"] - meta["start_unix_s"]
-    named = [p for p in meta["problems"] if (m := re.match(r"s1 stalled (\d+\.\d) s into the run", p))
-             and abs(float(m[1]) - at_s) <= 0.5]
-    assert named and "13.8 ms" in named[0], (at_s, meta["problems"])
-    print(f"stopped for {stalled['s'] * 1000:.1f} ms {at_s:.1f} s into the run: {named[0]}")
+    return meta, stalled
+
+
+def test_a_30_ms_stall_of_the_switch_voids_the_run_and_names_the_stall(tmp_path):
+    """SIGSTOP then SIGCONT 30 ms later: the switch neither forwards nor answers its controller meanwhile, and
+    takes in 30 ms of frames at once when it resumes; the stall threshold of this link is 13.8 ms. A machine
+    busy enough to void the run by itself (CPU, other work, input overrun) can hide the injected stall (the
+    control loop, starved too, sends no read while the switch stands still); such a run is tried again, and
+    the test skipped when every attempt was."""
+    exp, variant = e2e()
+    busy = []
+    for attempt in range(1, ATTEMPTS + 1):
+        meta, stalled = stalled_run(exp, variant, RunDir(tmp_path / f"attempt-{attempt}"))
+        assert not meta["valid"], "a run with a 30 ms stall counted as valid"
+        # the stall named at the moment it was injected (a busy machine may add stalls of its own elsewhere)
+        at_s = stalled["unix_s"] - meta["start_unix_s"]
+        named = [p for p in meta["problems"] if (m := re.match(r"s1 stalled (\d+\.\d) s into the run", p))
+                 and abs(float(m[1]) - at_s) <= 0.5 and "13.8 ms" in p]
+        if named:
+            assert STALL in meta["void_causes"]
+            print(f"stopped for {stalled['s'] * 1000:.1f} ms {at_s:.1f} s into the run: {named[0]}")
+            return
+        others = set(meta["void_causes"]) & (MACHINE_CAUSES - {STALL})
+        assert others, f"the stall injected {at_s:.1f} s into the run was not named: {meta['problems']}"
+        busy.append(", ".join(sorted(others)))
+    pytest.skip(f"SKIPPED: the machine voided all {ATTEMPTS} runs by itself ({'; '.join(busy)}), and the "
+                "injected stall was not seen among its own")
