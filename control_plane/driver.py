@@ -72,9 +72,16 @@ class Driver(Protocol):
         """Per port: (the arrivals count the interval starts from, the stamp of its k-th SYN for k = 1 ..
         SYN_RATES in kb/s, RATE_NONE: no cap)."""
 
-    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
-        """weight_classifier for these (RCP) ports: every DSCP to its class's cell, class 0 where unmapped."""
+    def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
+        """The stamp each of these (port, class) cells holds now, kb/s (RATE_NONE: none): what a controller
+        started against a running switch resumes from."""
 
-    def install_routes(self, routes: list[Route]) -> None: ...
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
+        """weight_classifier for these (RCP) ports: every DSCP to its class's cell, class 0 where unmapped.
+        Reconciled with what the switch holds, never cleared first (a forwarding switch keeps classifying);
+        returns how many entries were added, modified and deleted."""
+
+    def install_routes(self, routes: list[Route]) -> dict[str, int]:
+        """routing_v4 reconciled to these routes, as install_weight_classes."""
 
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None: ...

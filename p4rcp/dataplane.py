@@ -21,7 +21,7 @@ RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED, COUNTER_DEPAR
 RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH, REG_ARRIVALS)
 ARRIVALS_BITS = 32
 # Written each interval: rcp_arrivals_base[p] (the arrivals at its start) and rcp_syn_rate[syn_cell(p, k)],
-# the stamp of the k-th SYN of the interval (RATE_NONE: no cap).
+# the stamp of the k-th SYN of the interval (RATE_NONE: no cap), encoded as REG_RATE's (stamp_cell_value).
 REG_ARRIVALS_BASE = "rcp_arrivals_base"
 REG_SYN_RATE = "rcp_syn_rate"
 SYN_RATE_BITS = 3
@@ -40,15 +40,33 @@ ACTION_DROP = "drop_routing_v4"
 
 # Weighted sharing (docs/design.md, "Weights"). Every (port, weight class) has a cell in the registers
 # below; the control plane writes the stamp of class k on port p, min(gamma C, w_k R[p]), into cell
-# rate_cell(p, k) of REG_RATE (RATE_NONE: RCP off there). Class 0 is weight 1.
+# rate_cell(p, k) of REG_RATE (RATE_NONE: RCP off there; stamp_cell_value encodes it). Class 0 is weight 1.
 WEIGHT_CLASS_BITS = 3
 NUM_WEIGHT_CLASSES = 1 << WEIGHT_CLASS_BITS
 NUM_DSCP = 64
-REG_RATE = "rcp_rate"                    # kb/s per cell, written by the control plane
+REG_RATE = "rcp_rate"                    # a stamp per cell (stamp_cell_value), written by the control plane
 # A stamp that caps nothing (RCP_RATE_NONE in p4src/shared/defines.p4), in REG_RATE and REG_SYN_RATE: every
-# target stamps an unsigned minimum. Tofino's registers start there; bmv2's and SUME's start at 0, so the
-# control plane writes it into every cell it does not otherwise set (control_plane/loop.py, resync).
+# target stamps an unsigned minimum.
 RATE_NONE = 0xFFFFFFFF
+RATE_BITS = 32
+
+
+def stamp_cell_value(kbps: int) -> int:
+    """What a cell of REG_RATE or REG_SYN_RATE holds for a stamp of `kbps`: its complement, RATE_NONE - kbps.
+
+    A register's reset value, 0, then reads as RATE_NONE: a switch no control plane has written yet (just
+    started or restarted, or started by another tool) stamps no rate, on every target (bmv2's and SUME's
+    registers start at 0, as do Tofino's without an initial value). The data plane takes the complement of
+    the cell per packet, a bitwise NOT (docs/protocol.md, "What a router does per packet")."""
+    if isinstance(kbps, bool) or not isinstance(kbps, int) or not 0 <= kbps <= RATE_NONE:
+        raise ValueError(f"a stamp is a 32-bit rate in kb/s, got {kbps!r}")
+    return RATE_NONE ^ kbps
+
+
+def stamp_of_cell(value: int) -> int:
+    """The stamp (kb/s; RATE_NONE: none) a cell of REG_RATE or REG_SYN_RATE holds: the inverse of
+    stamp_cell_value. Register reads may come back signed (bmv2's Thrift values are i64)."""
+    return RATE_NONE ^ (value % (1 << RATE_BITS))
 # The operator's DSCP -> class mapping, installed for every RCP port: key (output port, DSCP), action
 # parameter the cell; a miss (a port without RCP) reads the never-written cell of the drop port.
 TABLE_WEIGHT_CLASSIFIER = "weight_classifier"

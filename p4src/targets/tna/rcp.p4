@@ -9,7 +9,7 @@
 // counter_delta with rtt_sum_bits = 32), exact while the samples of one
 // interval add up to less than 2^31 us. Comparison 2 and the SYN stamp are
 // unsigned minimums (TNA's min, one ALU instruction), so a stamp that caps
-// nothing is RCP_RATE_NONE. Every register here is indexed by the output
+// nothing is RCP_RATE_NONE; its cells hold the complement (defines.p4). Every register here is indexed by the output
 // port, whose own pipe is the only one that runs its egress: the control
 // plane reads each port's cell from one pipe. docs/porting.md has the details.
 
@@ -30,8 +30,9 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // writes the base without touching the running count.
     @name(".rcp_arrivals")      Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals;
     @name(".rcp_arrivals_base") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals_base;
-    // A SYN stamp of RCP_RATE_NONE (the feedforward off, and a cell never written) caps nothing.
-    @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, RCP_RATE_NONE) rcp_syn_rate;
+    // A SYN stamp of RCP_RATE_NONE (the feedforward off, and a cell at its reset value: the cells hold the
+    // complement, as rcp_rate's) caps nothing.
+    @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, 0) rcp_syn_rate;
     @name(".rcp_departures")    Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_departures;
 
     RegisterAction<bit<32>, PortId_t, bit<32>>(rcp_arrivals) count_arrival = {
@@ -41,7 +42,7 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
         void apply(inout bit<32> base, out bit<32> value) { value = base; }
     };
     RegisterAction<rate_kbps_t, syn_cell_t, rate_kbps_t>(rcp_syn_rate) read_syn_rate = {
-        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = rate; }
+        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
     };
 
     RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {

@@ -21,12 +21,13 @@ header police_key_h {
 }
 
 // A SYN's stamp (rcp.p4): the port's arrival count with this SYN, the count at the interval's start, the
-// SYN's rank k in the interval (0 for the first), its cell in rcp_syn_rate and the rate found there.
+// SYN's rank k in the interval (0 for the first), its cell in rcp_syn_rate and the value found there (the
+// complement of the rate, defines.p4).
 header syn_stamp_h {
     bit<32>     arrivals;
     bit<32>     base;
     bit<32>     k;
-    rate_kbps_t rate;
+    rate_kbps_t not_rate;
     bit<4>      _pad;           // bmv2 headers are whole bytes
     syn_cell_t  cell;
 }
@@ -35,9 +36,10 @@ struct metadata_t {
     bool udp_fits_rcp;
 #ifndef WITHOUT_RCP
     // Read in ingress by weight_classifier (weights.p4) for forward RCP packets, from the cell of their
-    // (output port, weight class): the rate to stamp (RCP_RATE_NONE: RCP off there) and the policing
+    // (output port, weight class): the complement of the rate to stamp (0: RCP_RATE_NONE, RCP off there;
+    // kept as read, since a field written costs bmv2 more than the NOT in each use) and the policing
     // parameters (limit 0: off).
-    rate_kbps_t    rate;
+    rate_kbps_t    not_rate;
     bit<64>        police;          // allowance << 32 | limit (policing.p4: POLICE_ALLOWANCE, POLICE_LIMIT)
     // The policer's working values (policing.p4): one index and one cell, for row 0 and then row 1.
     police_key_h   police_key;
