@@ -29,7 +29,8 @@ TNA_MAIN := p4src/targets/tna/p4rcp_tna.p4
 TNA_BACKEND_TARGETS ?= tofino:tna tofino2:t2na
 
 .PHONY: deps build build-plain test ptf run sim bench bench-dataplane bench-control bench-hosts \
-        hosts docs record clean require-p4c require-venv check-tna check-tna-backend check-sume toolchain-archive
+        hosts docs record clean require-p4c require-venv check-tna check-tna-backend check-sume toolchain-archive \
+        soak test-e2e-repeat
 
 # The P4 toolchain: `make deps` installs an archive of it (P4_TOOLCHAIN_ARCHIVE=FILE, else the newest
 # one for this system in P4_TOOLCHAIN_DIR) or the p4lang packages; `make toolchain-archive` packs the
@@ -125,6 +126,18 @@ test: require-venv hosts
 
 ptf: require-venv build
 	$(PY) -m ptf_tests.run
+
+# Not in `make test`: an hour of fct-short at load 0.9 on bmv2, every process's memory each minute, void
+# windows and FCT per ten minutes (topo/soak.py). SOAK_OPTIONS="--duration 600 --window 120" for a shorter one.
+soak: require-venv build hosts
+	$(PY) -m topo.soak $(SOAK_OPTIONS)
+
+# The Mininet end-to-end tests REPEAT times in a row (20 by default), stopping at the first failure; a run the
+# machine voided is run again or its test skipped, by the tests themselves (topo/mininet/tests/runs.py).
+REPEAT ?= 20
+test-e2e-repeat: require-venv build hosts
+	@set -e; for i in $$(seq 1 $(REPEAT)); do echo "end-to-end tests, round $$i of $(REPEAT)"; \
+	  $(PY) -m pytest -q -rs topo/mininet/tests; done; echo "end-to-end tests: $(REPEAT) rounds in a row passed"
 
 # HOLD=1: stop at Mininet's command line in the experiment's network; PCAP=1: keep bmv2's captures.
 run: require-venv build hosts

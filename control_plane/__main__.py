@@ -15,6 +15,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
@@ -56,6 +58,22 @@ def parse_args(argv=None) -> argparse.Namespace:
                           "d0_estimator=ns2, dscp_weights=10:0.5,46:0.25; repeat; queue_packet_bytes defaults to "
                           "the topology's data_frame_bytes")
     return ap.parse_args(argv)
+
+
+def arguments_for(params: RcpParams) -> list[str]:
+    """The command-line options that give `params` whole (the inverse of rcp_params): every field as a --param,
+    on the default preset; how a runner starts this controller with an experiment's parameters."""
+    args = ["--preset", "rcp"]
+    for f in fields(RcpParams):
+        value = getattr(params, f.name)
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, Mapping):
+            text = ",".join(f"{dscp}:{weight!r}" for dscp, weight in sorted(value.items()))
+        else:
+            text = repr(value) if isinstance(value, float) else str(value)
+        args += ["--param", f"{f.name}={text}"]
+    return args
 
 
 def rcp_params(preset_name: str, pairs: list[str], data_frame_bytes: int) -> tuple[Preset, RcpParams]:

@@ -21,7 +21,8 @@ from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
-from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable, SynGrants
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -70,6 +71,26 @@ def _mac_bytes(mac: str) -> bytes:
 
 def _exact(value: int, width: int) -> BmMatchParam:
     return BmMatchParam(type=BmMatchParamType.EXACT, exact=BmMatchParamExact(value.to_bytes(width, "big")))
+
+
+def _match_key(params: list[BmMatchParam]) -> tuple:
+    """A table entry's key as a comparable value (the match kinds p4rcp's tables use)."""
+    key = []
+    for p in params:
+        if p.type == BmMatchParamType.EXACT:
+            key.append(("exact", bytes(p.exact.key)))
+        elif p.type == BmMatchParamType.LPM:
+            key.append(("lpm", bytes(p.lpm.key), p.lpm.prefix_length))
+        else:
+            raise ValueError(f"match kind {BmMatchParamType._VALUES_TO_NAMES.get(p.type, p.type)} is not used by "
+                             "p4rcp's tables")
+    return tuple(key)
+
+
+def _values(action_data: list[bytes]) -> list[int]:
+    """Action data as numbers: bmv2 answers a read with each value's significant bytes only, so the bytes
+    read differ from the bytes written (their field's width) for the same value."""
+    return [int.from_bytes(d, "big") for d in action_data]
 
 
 def _table_key_bytes(config: dict) -> dict[str, list[int]]:
@@ -202,6 +223,21 @@ class Bmv2ThriftDriver:
                 self.close()
             raise
 
+    def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
+        """The stamp each of these cells of rcp_rate holds, kb/s (RATE_NONE: none), decoded."""
+        values = self.read_register(dp.REG_RATE)
+        return {cell: dp.stamp_of_cell(values[cell]) for cell in cells}
+
+    def reload_program(self) -> None:
+        """The program the switch runs, loaded again and swapped in: every table holds only the program's own
+        constant entries, every register and counter is 0, as when simple_switch starts. (bm_reset_state
+        would also empty the tables' constant entries, which the program needs.) The switch must run with
+        the target option --enable-swap."""
+        def reload():
+            self._std.bm_load_new_config(self._std.bm_get_config())
+            self._std.bm_swap_configs()
+        self._call("reload the program", reload)
+
     def read_register(self, name: str) -> list[int]:
         """A whole register array in one round trip."""
         return self._call(f"read {name}", lambda: self._std.bm_register_read_all(CONTEXT, name))
@@ -265,7 +301,8 @@ class Bmv2ThriftDriver:
         as it reads it, and its answers are read before the connection's next request (an error in
         one surfaces there). The loop's interval then ends when the writes leave, not when a switch
         thread that got a core late has answered them. Keys: p4rcp.dataplane.rate_cell(port, class)."""
-        self._write_registers(f"write {dp.REG_RATE}", [(dp.REG_RATE, cell, kbps) for cell, kbps in rates.items()])
+        self._write_registers(f"write {dp.REG_RATE}", [(dp.REG_RATE, cell, dp.stamp_cell_value(kbps))
+                                                       for cell, kbps in rates.items()])
 
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
         """Each cell's (allowance, limit), the same way as the stamps: one cell of the v1model program's
@@ -288,29 +325,58 @@ class Bmv2ThriftDriver:
 
         self._call(what, send, pipelined=True)
 
-    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
-        """Every DSCP of every port to its (port, class) cell; class 0 for a DSCP without a class."""
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
+        """Every DSCP of every port to its (port, class) cell; class 0 for a DSCP without a class. The table
+        is reconciled, not cleared (_reconcile): a switch that already holds the classes keeps classifying."""
         table = dp.TABLE_WEIGHT_CLASSIFIER
-        self._call(f"clear {table}", lambda: self._std.bm_mt_clear_entries(CONTEXT, table, False))
         port_bytes, dscp_bytes = self._key_bytes[table]
         [cell_bytes] = self._param_bytes[dp.ACTION_SET_CELL]
+        wanted = {}
         for port in ports:
             for dscp in range(dp.NUM_DSCP):
-                key = [_exact(port, port_bytes), _exact(dscp, dscp_bytes)]
+                params = [_exact(port, port_bytes), _exact(dscp, dscp_bytes)]
                 cell = dp.rate_cell(port, classes.get(dscp, 0)).to_bytes(cell_bytes, "big")
-                self._call(f"add {table} entry ({port}, {dscp})", lambda: self._std.bm_mt_add_entry(
-                    CONTEXT, table, key, dp.ACTION_SET_CELL, [cell], BmAddEntryOptions()))
+                wanted[_match_key(params)] = (params, dp.ACTION_SET_CELL, [cell])
+        return self._reconcile(table, wanted)
 
-    def install_routes(self, routes: list[Route]) -> None:
-        self._call("clear routes", lambda: self._std.bm_mt_clear_entries(CONTEXT, dp.TABLE_ROUTING_V4, False))
+    def install_routes(self, routes: list[Route]) -> dict[str, int]:
+        """The routing table, reconciled (_reconcile)."""
         widths = self._param_bytes[dp.ACTION_SET_NEXT_HOP]
+        wanted = {}
         for route in routes:
             net = ipaddress.ip_network(route.prefix)
-            key = [BmMatchParam(type=BmMatchParamType.LPM,
-                                lpm=BmMatchParamLPM(net.network_address.packed, net.prefixlen))]
+            params = [BmMatchParam(type=BmMatchParamType.LPM,
+                                   lpm=BmMatchParamLPM(net.network_address.packed, net.prefixlen))]
             data = [route.port.to_bytes(widths[0], "big"), _mac_bytes(route.src_mac), _mac_bytes(route.dst_mac)]
-            self._call(f"add route {route.prefix}", lambda: self._std.bm_mt_add_entry(
-                CONTEXT, dp.TABLE_ROUTING_V4, key, dp.ACTION_SET_NEXT_HOP, data, BmAddEntryOptions()))
+            wanted[_match_key(params)] = (params, dp.ACTION_SET_NEXT_HOP, data)
+        return self._reconcile(dp.TABLE_ROUTING_V4, wanted)
+
+    def _reconcile(self, table: str, wanted: dict[tuple, tuple[list[BmMatchParam], str, list[bytes]]]) -> dict[str, int]:
+        """Bring `table` to exactly `wanted` (match key -> (match params, action, action data)): entries it
+        already holds stay, those that differ are modified in place, missing ones added, others deleted.
+        Clearing and refilling would leave the table empty for a moment on a switch that forwards: its
+        packets would miss (routes: dropped; weight classes: unstamped). Returns what changed, by kind."""
+        changes = {"added": 0, "modified": 0, "deleted": 0}
+        entries = self._call(f"read {table}", lambda: self._std.bm_mt_get_entries(CONTEXT, table))
+        present = set()
+        for entry in entries:
+            key = _match_key(entry.match_key)
+            present.add(key)
+            want = wanted.get(key)
+            if want is None:
+                self._call(f"delete from {table}",
+                           lambda: self._std.bm_mt_delete_entry(CONTEXT, table, entry.entry_handle))
+                changes["deleted"] += 1
+            elif (entry.action_entry.action_name, _values(entry.action_entry.action_data)) != (want[1], _values(want[2])):
+                self._call(f"modify {table}", lambda: self._std.bm_mt_modify_entry(
+                    CONTEXT, table, entry.entry_handle, want[1], want[2]))
+                changes["modified"] += 1
+        for key, (params, action, data) in wanted.items():
+            if key not in present:
+                self._call(f"add to {table}", lambda: self._std.bm_mt_add_entry(
+                    CONTEXT, table, params, action, data, BmAddEntryOptions()))
+                changes["added"] += 1
+        return changes
 
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None:
         """rate_pps None: unshaped (bmv2 reads a rate of 0 as no limit)."""

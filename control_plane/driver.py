@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from p4rcp import dataplane as dp
+from p4rcp.dataplane import SynGrants
 from p4rcp.topology import Route
 
 # How a target's output queues drain: bmv2 serves a packet rate (set_queue_rate, packets per second),
@@ -38,33 +38,6 @@ class PortCounters:
     long_arrivals: int = 0
     committed_arrivals: int = 0
     committed_departures: int = 0
-
-
-@dataclass(frozen=True)
-class SynGrants:
-    """What a port's SYNs are stamped with and how their sizes count, written each interval.
-
-    A SYN whose size is above `long_packets` is a long flow's: the k-th since the long-arrivals count was
-    `base` is stamped at most long_kbps[k - 1] (the last for every later one). Any other SYN is stamped at
-    most `short_kbps`. Every SYN and ENDING packet adds min(size, grant_packets) to the port's committed
-    counts. RATE_NONE caps nothing."""
-    base: int
-    long_kbps: tuple[int, ...]
-    short_kbps: int
-    grant_packets: int
-    long_packets: int
-
-    def cells(self, port: int) -> list[tuple[str, int, int]]:
-        """The register cells (register, index, value) that hold these grants for `port`."""
-        return ([(dp.REG_ARRIVALS_BASE, port, self.base)]
-                + [(dp.REG_SYN_RATE, dp.syn_cell(port, k), kbps) for k, kbps in enumerate(self.long_kbps, start=1)]
-                + [(dp.REG_SHORT_RATE, port, self.short_kbps), (dp.REG_GRANT_PACKETS, port, self.grant_packets),
-                   (dp.REG_LONG_PACKETS, port, self.long_packets)])
-
-    @classmethod
-    def none(cls) -> "SynGrants":
-        """No cap on any SYN, and every flow counted as a whole flow of the largest size."""
-        return cls(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, dp.SIZE_MAX_PACKETS, dp.SIZE_MAX_PACKETS // 2)
 
 
 @dataclass(frozen=True)
@@ -102,9 +75,16 @@ class Driver(Protocol):
     def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
         """Per port: how its SYNs are stamped and their sizes counted this interval."""
 
-    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
-        """weight_classifier for these (RCP) ports: every DSCP to its class's cell, class 0 where unmapped."""
+    def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
+        """The stamp each of these (port, class) cells holds now, kb/s (RATE_NONE: none): what a controller
+        started against a running switch resumes from."""
 
-    def install_routes(self, routes: list[Route]) -> None: ...
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
+        """weight_classifier for these (RCP) ports: every DSCP to its class's cell, class 0 where unmapped.
+        Reconciled with what the switch holds, never cleared first (a forwarding switch keeps classifying);
+        returns how many entries were added, modified and deleted."""
+
+    def install_routes(self, routes: list[Route]) -> dict[str, int]:
+        """routing_v4 reconciled to these routes, as install_weight_classes."""
 
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None: ...

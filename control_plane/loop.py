@@ -13,7 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
-from control_plane.driver import Driver, PortCounters, SwitchUnavailable, SynGrants
+from control_plane.driver import Driver, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.police import police_allowance, police_limit
@@ -40,18 +41,33 @@ def counter_delta(new: int, old: int, bits: int) -> int:
     return delta
 
 
-def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> None:
-    """Routes and queue settings of the topology, on a connected switch, and no stamp anywhere yet: the
-    unclassified cell (every port without RCP) and every port's SYN stamps caps nothing (RATE_NONE), on
-    every switch, with RCP ports or not (bmv2's registers start at 0, a stamp of 0 kb/s). Where the driver
-    sets no queues (P4Runtime alone: Tofino shapes its ports in the traffic manager's own configuration),
-    the topology's capacities are what the operator shaped the ports to."""
-    driver.install_routes(routes)
+def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> dict[str, int]:
+    """Routes and queue settings of the topology, on a connected switch, and no stamp where none belongs:
+    the unclassified cell (every port without RCP) caps nothing (RATE_NONE), nor does any port's SYN stamp
+    (SynGrants.none(): a cap another tool left is lifted). A switch that holds the routes already keeps them: the table is reconciled,
+    not cleared (Driver.install_routes), so that a controller (re)started against a forwarding switch drops
+    nothing. Where the driver sets no queues (P4Runtime alone: Tofino shapes its ports in the traffic
+    manager's own configuration), the topology's capacities are what the operator shaped the ports to.
+    Returns the routing table's changes."""
+    changes = driver.install_routes(routes)
     if driver.sets_queues:
         for sp in switch.ports.values():
             driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
     driver.write_rates_kbps({dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
     driver.write_syn_grants({port: SynGrants.none() for port in sorted(switch.ports)})
+    return changes
+
+
+def rate_of_stamps(stamps_kbps: list[int], weights: tuple[float, ...], C_bps: float, *, gamma: float,
+                   R_min_bps: float) -> float | None:
+    """The R that a port's stamps (kb/s, one per weight class: min(gamma C, w_k R), rounded) were written
+    from, or None when the port holds no stamp (RATE_NONE: no controller wrote it; 0 kb/s: not a rate any
+    controller writes). A class whose stamp is capped at gamma C gives w_k R >= gamma C, so the largest
+    stamp_k / w_k is R, or gamma C / w_min, R's own upper clamp, when every class is capped."""
+    if len(stamps_kbps) != len(weights) or any(s in (0, dp.RATE_NONE) for s in stamps_kbps):
+        return None
+    R = max(s * 1000.0 / w for s, w in zip(stamps_kbps, weights))
+    return min(max(R, R_min_bps), gamma * C_bps / min(weights))
 
 
 @dataclass
@@ -68,6 +84,9 @@ class PortState:
     # over, (time, long SYNs counted, R, y) of each interval, back to the last one at least d0 old.
     grants: SynGrants = field(default_factory=SynGrants.none)
     syn_window: deque = field(default_factory=deque)
+    # False after R was resumed from a running switch: d0 is not in the switch, so the first interval's mean
+    # RTT becomes d0 instead of being averaged into d0_init (which would take tens of intervals to forget).
+    d0_measured: bool = True
     # (time, R) of the intervals policing looks back on: the largest R of the last epoch, plus d0, plus the
     # time the port's full queue takes to drain (what a packet stamped then may still wait before it returns)
     R_history: deque = field(default_factory=deque)
@@ -114,6 +133,9 @@ class ControlLoop:
     connected: bool = field(init=False, default=False)
     class_of_dscp: dict[int, int] = field(init=False)        # the data plane's weight classes (RcpParams)
     class_weights: tuple[float, ...] = field(init=False)
+    # Until the first synchronisation the loop holds no R of its own, and takes a running switch's over
+    # (resync); after it, its own R is the one to (re)write.
+    synchronised_once: bool = field(init=False, default=False)
 
     def __post_init__(self):
         if self.rt_priority is not None and hasattr(self.driver, "server_nice"):
@@ -151,13 +173,21 @@ class ControlLoop:
         ps.R_bps = min(ps.R_bps, self.params.gamma * C_bps)
 
     def resync(self) -> None:
-        """(Re)connect and bring the switch to our state: tables, queues, weight classes, stamps, policing."""
+        """(Re)connect and bring the switch to our state: tables, queues, weight classes, stamps, policing.
+
+        A loop that has not run yet first reads back what a running switch holds (resume): the R each RCP
+        port stamps, so that a controller restarted mid-run takes over where its predecessor left, without
+        a step back to R_init (and the burst of every flow re-accelerating); the tables are reconciled, not
+        cleared, so the switch forwards and classifies throughout. A switch that holds no stamp (just
+        started, or restarted) gets the loop's R, initial or current."""
         self.connected = False
         self.driver.connect()
-        program_switch(self.driver, self.switch, self.routes)
-        # The cells before the classes that point at them, so that no packet reads a cell not yet written
-        # (bmv2's registers start at 0, a stamp of 0 kb/s). program_switch left the unclassified cell and
-        # the SYN stamps without a cap: none until the feedforward's first interval (and none without it).
+        resumed = {} if self.synchronised_once else self._resume()
+        routes = program_switch(self.driver, self.switch, self.routes)
+        # The cells before the classes that point at them, so that no packet reads a cell not yet written.
+        # program_switch left the unclassified cell without a cap; the feedforward's SYN stamps cap nothing
+        # until its first interval, and count sizes against the P of this R (the loop must know the P the
+        # switch counts with, so it writes its own, resumed or not).
         for ps in self.ports.values():
             self._refresh_cells(ps)
         if self.params.feedforward:
@@ -166,11 +196,34 @@ class ControlLoop:
             self.driver.write_syn_grants({ps.port: ps.grants for ps in self.ports.values()})
         self.driver.write_rates_kbps(self._stamps(self.ports.values()))
         self.driver.write_police(self._police(self.ports.values()))
-        self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
+        classes = self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline
         self.connected = True
-        log.info("%s: synchronised (%d routes, RCP ports %s)", self.switch.name, len(self.routes), sorted(self.ports))
+        how = ("resumed the switch's state: " + ", ".join(f"port {p} R {R / 1e6:.3f} Mb/s" for p, R in resumed.items())
+               if resumed else "programmed it: " + ", ".join(f"port {ps.port} R {ps.R_bps / 1e6:.3f} Mb/s"
+                                                             for ps in self.ports.values()))
+        if resumed and len(resumed) < len(self.ports):
+            how += "; " + ", ".join(f"port {p} held no stamp, R {self.ports[p].R_bps / 1e6:.3f} Mb/s"
+                                    for p in sorted(set(self.ports) - set(resumed)))
+        log.info("%s: synchronised, %s (routes %s, weight classes %s)", self.switch.name, how,
+                 _changes(routes), _changes(classes))
+        self.synchronised_once = True
+
+    def _resume(self) -> dict[int, float]:
+        """Take over the R of each RCP port from the stamps the switch holds (rate_of_stamps); returns the
+        ports resumed and their R."""
+        weights = self.class_weights
+        cells = [dp.rate_cell(p, k) for p in sorted(self.ports) for k in range(len(weights))]
+        stamps = self.driver.read_stamps_kbps(cells)
+        resumed = {}
+        for port, ps in sorted(self.ports.items()):
+            R = rate_of_stamps([stamps[dp.rate_cell(port, k)] for k in range(len(weights))], weights, ps.C_bps,
+                               gamma=self.params.gamma, R_min_bps=self.params.R_min_bps)
+            if R is not None:
+                ps.R_bps, ps.d0_measured = R, False
+                resumed[port] = R
+        return resumed
 
     def stamps_bps(self, ps: PortState) -> list[float]:
         """The rate stamped into each weight class's packets on this port: min(gamma C, w_k R)."""
@@ -283,7 +336,9 @@ class ControlLoop:
         y = y_bytes if slot_bytes is None else load_packets * slot_bytes * 8 / elapsed
         if d_rtt_count > 0:
             ps.last_rtt_s = d_rtt_sum / d_rtt_count / 1e6
-        if d_rtt_count > 0 or (p.d0_estimator == "ns2" and ps.last_rtt_s is not None):
+        if d_rtt_count > 0 and not ps.d0_measured:
+            ps.d0_s, ps.d0_measured = ps.last_rtt_s, True
+        elif d_rtt_count > 0 or (p.d0_estimator == "ns2" and ps.last_rtt_s is not None):
             ps.d0_s = p.next_d0(ps.d0_s, ps.last_rtt_s, elapsed, ps.R_bps, ps.C_bps)
         q = c.queue_depth * (d.queue_unit_bytes or p.queue_packet_bytes) * 8
         w_min = min(self.class_weights)
@@ -370,6 +425,12 @@ class ControlLoop:
         except (PermissionError, OSError) as e:
             log.warning("%s: no real-time priority for the control loop (%s); its period may stretch "
                         "when the cores are busy", self.switch.name, e)
+
+
+def _changes(changes: dict[str, int] | None) -> str:
+    """A table's reconciliation in words: "unchanged", or what was added, modified and deleted."""
+    done = [f"{n} {what}" for what, n in (changes or {}).items() if n]
+    return ", ".join(done) if done else "unchanged"
 
 
 def _kbps(bps: float) -> int:

@@ -30,7 +30,8 @@ from pathlib import Path
 import finsy as fy
 import grpc
 
-from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable, SynGrants
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -63,8 +64,9 @@ def _mac(value: int) -> str:
 
 
 def rate_entries(rates_kbps: dict[int, int]) -> list[fy.P4RegisterEntry]:
-    """Stamps keyed by cell (p4rcp.dataplane.rate_cell(port, class))."""
-    return [fy.P4RegisterEntry(dp.REG_RATE, index=cell, data=kbps) for cell, kbps in sorted(rates_kbps.items())]
+    """Stamps keyed by cell (p4rcp.dataplane.rate_cell(port, class)), as the cells hold them (stamp_cell_value)."""
+    return [fy.P4RegisterEntry(dp.REG_RATE, index=cell, data=dp.stamp_cell_value(kbps))
+            for cell, kbps in sorted(rates_kbps.items())]
 
 
 def police_entries(params: dict[int, tuple[int, int]], packed: bool) -> list[fy.P4RegisterEntry]:
@@ -89,6 +91,25 @@ def weight_class_entries(ports: list[int], classes: dict[int, int]) -> list[fy.P
                             match=fy.P4TableMatch({dp.MATCH_PORT: port, dp.MATCH_DSCP: dscp}),
                             action=fy.P4TableAction(dp.ACTION_SET_CELL, cell=dp.rate_cell(port, classes.get(dscp, 0))))
             for port in sorted(ports) for dscp in range(dp.NUM_DSCP)]
+
+
+def stamps_from_entries(entries: Iterable[fy.P4RegisterEntry], cells: list[int]) -> dict[int, int]:
+    """The stamps (kb/s; RATE_NONE: none) of these cells of rcp_rate from the entries a read returned. On a
+    Tofino each pipe holds its own copy (docs/porting.md, "Pipes"); the control plane writes every pipe alike,
+    so any pipe's value is the cell's, and a cell whose pipes disagree (a write that reached some pipes only)
+    counts as holding none."""
+    seen: dict[int, set[int]] = {}
+    for e in entries:
+        if e.register_id == dp.REG_RATE and e.index in cells and e.data is not None:
+            seen.setdefault(e.index, set()).add(dp.stamp_of_cell(int(e.data)))
+    return {cell: next(iter(seen[cell])) if len(seen.get(cell, ())) == 1 else dp.RATE_NONE for cell in cells}
+
+
+def entity_key(message) -> bytes:
+    """A table entry's table and match as a comparable value (the encoded protobuf's bytes)."""
+    entry = message.table_entry
+    return entry.table_id.to_bytes(4, "big") + b"".join(
+        m.SerializeToString(deterministic=True) for m in sorted(entry.match, key=lambda m: m.field_id))
 
 
 def counter_reads() -> list[fy.P4CounterEntry | fy.P4RegisterEntry]:
@@ -311,20 +332,52 @@ class P4RuntimeDriver:
             return self.side.write_syn_grants(grants)
         self._call("write SYN grants", lambda sw: sw.modify(syn_grant_entries(grants)))
 
-    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
-        """Tables go over P4Runtime on every target (simple_switch_grpc too)."""
-        table = fy.P4TableEntry(dp.TABLE_WEIGHT_CLASSIFIER)
-        self._call("clear weight classes", lambda sw: sw.delete_many([table]))
-        self._call("add weight classes", lambda sw: sw.insert(weight_class_entries(ports, classes)))
+    def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
+        """The stamp each of these cells of rcp_rate holds, kb/s (RATE_NONE: none), decoded."""
+        if self.side is not None:
+            return self.side.read_stamps_kbps(cells)
+        entities = self._call("read stamps", lambda sw: _collect(sw.read(fy.P4RegisterEntry(dp.REG_RATE))))
+        return stamps_from_entries(entities, cells)
+
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
+        """Tables go over P4Runtime on every target (simple_switch_grpc too); reconciled (_reconcile)."""
+        return self._reconcile(dp.TABLE_WEIGHT_CLASSIFIER, weight_class_entries(ports, classes))
 
     def read_ingress_packets(self, port: int) -> int:
         counter = fy.P4CounterEntry(dp.COUNTER_INGRESS_PACKETS, index=port)
         [entry] = self._call("read ingress packets", lambda sw: _collect(sw.read(counter)))
         return entry.packet_count
 
-    def install_routes(self, routes: list[Route]) -> None:
-        self._call("clear routes", lambda sw: sw.delete_many([fy.P4TableEntry(dp.TABLE_ROUTING_V4)]))
-        self._call("add routes", lambda sw: sw.insert([route_entry(r) for r in routes]))
+    def install_routes(self, routes: list[Route]) -> dict[str, int]:
+        return self._reconcile(dp.TABLE_ROUTING_V4, [route_entry(r) for r in routes])
+
+    def _reconcile(self, table: str, wanted: list[fy.P4TableEntry]) -> dict[str, int]:
+        """Bring `table` to exactly `wanted` without clearing it: entries the switch holds stay, those whose
+        action differs are modified, missing ones inserted, others deleted. Clearing and refilling would leave
+        a forwarding switch's table empty for a moment (ONOS and Stratum reconcile the same way on
+        reconnect). Returns what changed, by kind."""
+        want = {}
+        for entry in wanted:
+            message = entry.encode(self.schema)
+            want[entity_key(message)] = (entry, message.table_entry.action.SerializeToString(deterministic=True))
+        have = self._call(f"read {table}", lambda sw: _collect(sw.read(fy.P4TableEntry(table))))
+        present, modify, delete = set(), [], []
+        for entry in have:
+            message = entry.encode(self.schema)
+            key = entity_key(message)
+            present.add(key)
+            if key not in want:
+                delete.append(entry)
+            elif message.table_entry.action.SerializeToString(deterministic=True) != want[key][1]:
+                modify.append(want[key][0])
+        insert = [entry for key, (entry, _) in want.items() if key not in present]
+        if delete:
+            self._call(f"delete from {table}", lambda sw: sw.delete(delete))
+        if modify:
+            self._call(f"modify {table}", lambda sw: sw.modify(modify))
+        if insert:
+            self._call(f"insert into {table}", lambda sw: sw.insert(insert))
+        return {"added": len(insert), "modified": len(modify), "deleted": len(delete)}
 
     def read_routes(self) -> list[Route]:
         """The routing table as the switch holds it."""

@@ -5,6 +5,8 @@ names are identical on every target; p4rcp/tests/test_dataplane_names.py
 checks them against the compiled program.
 """
 
+from dataclasses import dataclass
+
 # The three additions. Pure counts are counter externs (bmv2 counts them in
 # C++, one operation per packet); the RTT sum adds a packet field, which only
 # a register can.
@@ -17,7 +19,7 @@ REG_QUEUE_DEPTH = "rcp_queue_depth"      # the queue the last packet to leave p 
 # (a register the data plane also reads to rank them), and the committed sizes: min(size, P) added per SYN
 # and per DATA flagged ENDING. Written each interval: the long-SYN count the interval starts from, the stamp
 # of its k-th long SYN rcp_syn_rate[syn_cell(p, k)], the short SYNs' stamp, P and the long threshold
-# (RATE_NONE: no cap).
+# (RATE_NONE: no cap), the stamps encoded as REG_RATE's (stamp_cell_value).
 REG_LONG_ARRIVALS = "rcp_long_arrivals"
 REG_COMMITTED_ARRIVALS = "rcp_committed_arrivals"
 REG_COMMITTED_DEPARTURES = "rcp_committed_departures"
@@ -48,15 +50,34 @@ ACTION_DROP = "drop_routing_v4"
 
 # Weighted sharing (docs/design.md, "Weights"). Every (port, weight class) has a cell in the registers
 # below; the control plane writes the stamp of class k on port p, min(gamma C, w_k R[p]), into cell
-# rate_cell(p, k) of REG_RATE (RATE_NONE: RCP off there). Class 0 is weight 1.
+# rate_cell(p, k) of REG_RATE (RATE_NONE: RCP off there; stamp_cell_value encodes it). Class 0 is weight 1.
 WEIGHT_CLASS_BITS = 3
 NUM_WEIGHT_CLASSES = 1 << WEIGHT_CLASS_BITS
 NUM_DSCP = 64
-REG_RATE = "rcp_rate"                    # kb/s per cell, written by the control plane
+REG_RATE = "rcp_rate"                    # a stamp per cell (stamp_cell_value), written by the control plane
 # A stamp that caps nothing (RCP_RATE_NONE in p4src/shared/defines.p4), in REG_RATE and REG_SYN_RATE: every
-# target stamps an unsigned minimum. Tofino's registers start there; bmv2's and SUME's start at 0, so the
-# control plane writes it into every cell it does not otherwise set (control_plane/loop.py, resync).
+# target stamps an unsigned minimum.
 RATE_NONE = 0xFFFFFFFF
+RATE_BITS = 32
+
+
+def stamp_cell_value(kbps: int) -> int:
+    """What a cell of REG_RATE or REG_SYN_RATE holds for a stamp of `kbps`: its complement, RATE_NONE - kbps.
+
+    A register's reset value, 0, then reads as RATE_NONE: a switch no control plane has written yet (just
+    started or restarted, or started by another tool) stamps no rate, on every target (bmv2's and SUME's
+    registers start at 0, as do Tofino's without an initial value). The data plane takes the complement of
+    the cell per packet, a bitwise NOT (docs/reliability.md, "A switch no controller has written stamps
+    nothing")."""
+    if isinstance(kbps, bool) or not isinstance(kbps, int) or not 0 <= kbps <= RATE_NONE:
+        raise ValueError(f"a stamp is a 32-bit rate in kb/s, got {kbps!r}")
+    return RATE_NONE ^ kbps
+
+
+def stamp_of_cell(value: int) -> int:
+    """The stamp (kb/s; RATE_NONE: none) a cell of REG_RATE or REG_SYN_RATE holds: the inverse of
+    stamp_cell_value. Register reads may come back signed (bmv2's Thrift values are i64)."""
+    return RATE_NONE ^ (value % (1 << RATE_BITS))
 # The operator's DSCP -> class mapping, installed for every RCP port: key (output port, DSCP), action
 # parameter the cell; a miss (a port without RCP) reads the never-written cell of the drop port.
 TABLE_WEIGHT_CLASSIFIER = "weight_classifier"
@@ -111,3 +132,33 @@ POLICE_EPOCH_S = {"v1model": (1 << 14) * 1e-6, "tna": (1 << 24) * 1e-9, "t2na": 
 # Intel's driver (open-p4studio, bf-drivers/src/traffic_mgr/init/tm_tofino.h BF_TM_TOFINO_CELL_SIZE and
 # tm_tof2.h BF_TM_TOF2_CELL_SIZE; neither p4c nor tna.p4/t2na.p4 states them); SUME 32-byte words.
 QUEUE_UNIT_BYTES = {"v1model": None, "tna": 80, "t2na": 176, "sume": 32}
+
+
+@dataclass(frozen=True)
+class SynGrants:
+    """What a port's SYNs are stamped with and how their sizes count, written each interval.
+
+    A SYN whose size is above `long_packets` is a long flow's: the k-th since the long-arrivals count was
+    `base` is stamped at most long_kbps[k - 1] (the last for every later one). Any other SYN is stamped at
+    most `short_kbps`. Every SYN and ENDING packet adds min(size, grant_packets) to the port's committed
+    counts. RATE_NONE caps nothing."""
+    base: int
+    long_kbps: tuple[int, ...]
+    short_kbps: int
+    grant_packets: int
+    long_packets: int
+
+    def cells(self, port: int) -> list[tuple[str, int, int]]:
+        """The register cells (register, index, value) that hold these grants for `port`, the stamps encoded as
+        the data plane holds them (stamp_cell_value)."""
+        return ([(REG_ARRIVALS_BASE, port, self.base)]
+                + [(REG_SYN_RATE, syn_cell(port, k), stamp_cell_value(kbps))
+                   for k, kbps in enumerate(self.long_kbps, start=1)]
+                + [(REG_SHORT_RATE, port, stamp_cell_value(self.short_kbps)),
+                   (REG_GRANT_PACKETS, port, self.grant_packets),
+                   (REG_LONG_PACKETS, port, self.long_packets)])
+
+    @classmethod
+    def none(cls) -> "SynGrants":
+        """No cap on any SYN, and every flow counted as a whole flow of the largest size."""
+        return cls(0, (RATE_NONE,) * SYN_RATES, RATE_NONE, SIZE_MAX_PACKETS, SIZE_MAX_PACKETS // 2)

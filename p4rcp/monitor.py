@@ -21,6 +21,17 @@ SATURATED_SAMPLE_SHARE = 0.10   # share of samples above those
 OTHER_WORK_PCT = 20.0           # processes that are not this run's, in % of one core: the machine is shared
 INPUT_DROP_SHARE = 0.001        # frames the kernel delivered but bmv2 never read
 CPU_SAMPLE_S = 0.5
+MEMORY_SAMPLE_S = 60.0          # resident memory of every process of the run, this often (and at the start)
+
+# Why a run is void, as run.json's void_causes names it. The machine's causes (MACHINE_CAUSES) say nothing
+# about the protocol: a test may run such a run again; the others are faults of what the run started.
+CPU = "cpu"                      # the CPU saturated (total, or one switch's core)
+OTHER_WORK = "other work"        # processes that are not the run's took the machine
+OVERRUN = "input overrun"        # bmv2 did not read frames the kernel delivered
+STALL = "stall"                  # the switch or its input stood still, then took a burst (p4rcp/stalls.py)
+SWITCH_DIED = "switch died"      # a simple_switch exited during the run
+HOST = "host program"            # a host program failed, or a long flow did not complete
+MACHINE_CAUSES = frozenset({CPU, OTHER_WORK, OVERRUN, STALL})
 
 
 @dataclass
@@ -34,6 +45,11 @@ class Monitor:
     _host_procs: dict[int, psutil.Process] = field(default_factory=dict)
     _other_procs: dict[int, psutil.Process] = field(default_factory=dict)
     other_work: dict[str, int] = field(default_factory=dict)    # name -> samples in which it was busy
+    # The run's processes by label ("s1 simple_switch", "r1 receiver", ...), whose resident memory is sampled
+    # every memory_every_s into `memory` (None: not sampled).
+    memory_pids: Callable[[], dict[str, int]] | None = None
+    memory_every_s: float = MEMORY_SAMPLE_S
+    memory: list[dict] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> "Monitor":
@@ -47,7 +63,11 @@ class Monitor:
         return self
 
     def _run(self):
+        started = next_memory = time.monotonic()
         while not self._stop.wait(CPU_SAMPLE_S):
+            if self.memory_pids is not None and time.monotonic() >= next_memory:
+                self._sample_memory(time.monotonic() - started)
+                next_memory += self.memory_every_s
             sample = {"time": time.time(), "total_pct": psutil.cpu_percent(),
                       "steal_pct": psutil.cpu_times_percent().steal}
             for name, proc in self._procs.items():
@@ -59,6 +79,16 @@ class Monitor:
             sample["other_pct"] = self._others_pct()
             sample.update({f"{name}_unread": n for name, n in self.unread().items()})
             self.samples.append(sample)
+
+    def _sample_memory(self, elapsed_s: float) -> None:
+        """Resident memory (bytes) of each labelled process still running."""
+        rss = {}
+        for label, pid in self.memory_pids().items():
+            try:
+                rss[label] = psutil.Process(pid).memory_info().rss
+            except psutil.Error:
+                pass
+        self.memory.append({"time": time.time(), "elapsed_s": round(elapsed_s, 1), "rss_bytes": rss})
 
     def _hosts_pct(self) -> float:
         """CPU of the host programs (senders, receivers, link emulators), in % of a core.
@@ -110,6 +140,10 @@ class Monitor:
                 f"{sample['total_pct']:.0f}%, stolen {sample['steal_pct']:.0f}%, {switch} {sample.get(f'{switch}_pct') or 0:.0f}%")
 
     def verdict(self) -> list[str]:
+        return [message for _, message in self.findings()]
+
+    def findings(self) -> list[tuple[str, str]]:
+        """What voids the run, each as (cause, message): causes OTHER_WORK and CPU, both the machine's."""
         problems = []
         n = len(self.samples)
         if n == 0:
@@ -117,13 +151,14 @@ class Monitor:
         busy = sum(s["other_pct"] >= OTHER_WORK_PCT for s in self.samples)
         if busy / n > SATURATED_SAMPLE_SHARE:
             names = ", ".join(sorted(self.other_work, key=self.other_work.get, reverse=True)[:3])
-            problems.append(f"other processes used >= {OTHER_WORK_PCT:.0f}% of a core in {busy}/{n} samples "
-                            f"(the machine was not this run's alone: {names})")
+            problems.append((OTHER_WORK, f"other processes used >= {OTHER_WORK_PCT:.0f}% of a core in {busy}/{n} "
+                                         f"samples (the machine was not this run's alone: {names})"))
         hot = sum(s["total_pct"] >= CPU_SATURATED_PCT for s in self.samples)
         if hot / n > SATURATED_SAMPLE_SHARE:
-            problems.append(f"total CPU >= {CPU_SATURATED_PCT:.0f}% in {hot}/{n} samples")
+            problems.append((CPU, f"total CPU >= {CPU_SATURATED_PCT:.0f}% in {hot}/{n} samples"))
         for name in self.switch_pids:
             busy = sum((s.get(f"{name}_pct") or 0) >= SWITCH_SATURATED_PCT for s in self.samples)
             if busy / n > SATURATED_SAMPLE_SHARE:
-                problems.append(f"simple_switch {name} >= {SWITCH_SATURATED_PCT:.0f}% of a core in {busy}/{n} samples")
+                problems.append((CPU, f"simple_switch {name} >= {SWITCH_SATURATED_PCT:.0f}% of a core in "
+                                      f"{busy}/{n} samples"))
         return problems

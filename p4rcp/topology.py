@@ -110,6 +110,7 @@ class Topology:
     receivers: list[str]
     params: dict
     bottlenecks: list[tuple[str, int]]   # (switch, port) of each shaped link, in the senders' direction
+    source: dict = field(default_factory=dict)   # the parameters it was built from: build_topology(source)
 
     @property
     def mss_bytes(self) -> int:
@@ -320,6 +321,7 @@ def _positive_floats(p: dict, key: str, n: int, need: str, default=None) -> list
 
 
 def build_topology(params: dict, name: str = "topology") -> Topology:
+    source = dict(params)
     params = dict(params)
     kind = params.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
@@ -342,6 +344,7 @@ def build_topology(params: dict, name: str = "topology") -> Topology:
     builder = _Builder(name, kind, params, frame, queue)
     KINDS[kind](builder, params)
     topology = builder.build()
+    topology.source = source
     if speedup is not None:
         fastest_bps = max(topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks)
         for sender in topology.senders:

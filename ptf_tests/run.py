@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     thrift_port = free_tcp_port()
     with VethPairs(NUM_PORTS, tag="pt") as veths, \
          SimpleSwitch(args.json, dict(enumerate(veths.switch_side)), thrift_port, log_file=args.switch_log,
-                      pcap_dir=args.pcap):
+                      pcap_dir=args.pcap, target_args=("--enable-swap",)):   # reset_state.py reloads the program
         cmd = [str(ptf), "--test-dir", str(ROOT / "ptf_tests" / "tests"),
                "--log-file", str(BUILD_DIR / "ptf.log"),
                "--test-params", f"thrift_port={thrift_port}"]

@@ -390,8 +390,8 @@ def _external_scheme(name: str, table: dict, here: str) -> Scheme:
 
 
 def _validate(exp: Experiment, where: str) -> None:
-    if not exp.seeds or len(set(exp.seeds)) != len(exp.seeds) \
-            or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < MAX_SEED for s in exp.seeds):
+    if not exp.seeds or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < MAX_SEED
+                                for s in exp.seeds) or len(set(exp.seeds)) != len(exp.seeds):
         raise ExperimentError(f"{where}: seeds must be distinct integers from 0 to {MAX_SEED - 1}, got {exp.seeds}")
     if not exp.long_flows and not exp.poisson:
         raise ExperimentError(f"{where}: no traffic (no [[long]] and no [[poisson]])")

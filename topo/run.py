@@ -79,6 +79,10 @@ def main(argv=None) -> int:
     ap.add_argument("--report", action="store_true",
                     help="EXPERIMENT is a results/EXPERIMENT/TIMESTAMP directory: write its summary and plots "
                          "again from the raw data, without running anything")
+    ap.add_argument("--control-plane", choices=("thread", "process"), default="thread",
+                    help="mininet only: each switch's control loop as a thread of the runner (default) or as its own "
+                         "python -m control_plane process (the standalone controller, which can be stopped and "
+                         "started again mid-run)")
     ap.add_argument("--engine", choices=("mininet", "ns3"), default="mininet",
                     help="mininet: bmv2 switches and the Rust hosts in real time (default); ns3: the same "
                          "experiment simulated in ns-3 (docs/ns3.md)")
@@ -93,6 +97,8 @@ def main(argv=None) -> int:
         return 0
     if args.engine_option and args.engine != "ns3":
         return refused("--engine-option is for --engine ns3")
+    if args.control_plane != "thread" and args.engine != "mininet":
+        return refused("--control-plane is for --engine mininet")
     try:
         experiments = load_invocation(args.experiment, args.schemes.split(",") if args.schemes else None,
                                       args.duration, _seeds(args.seeds) if args.seeds else None)
@@ -123,7 +129,7 @@ def run_mininet(experiments: list[Experiment], args) -> int:
     if build["logging"]:
         print(bmv2_build_line(build), file=sys.stderr)
     options = runner.RunOptions(pcap=args.pcap, expose_control_ports=args.expose_control_ports,
-                                environment=runner.environment())
+                                environment=runner.environment(), control_plane=args.control_plane)
     if args.hold:
         exp = experiments[0]
         runner.hold(exp, exp.schemes[0], options, Path(args.out) / "hold" / time.strftime("%Y%m%d-%H%M%S"))

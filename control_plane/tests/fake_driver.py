@@ -1,6 +1,7 @@
 """An in-memory switch for testing the control loop without bmv2."""
 
-from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable, SynGrants
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 
 ZERO = PortCounters(0, 0, 0, 0, 0)
@@ -94,16 +95,33 @@ class FakeDriver:
         self.syn_grants.update(grants)
         self.syn_grant_writes.append(dict(grants))
 
+    def read_stamps_kbps(self, cells):
+        """A cell never written holds the reset value, which reads as no stamp."""
+        self._check()
+        return {cell: self.rates.get(cell, dp.RATE_NONE) for cell in cells}
+
     def install_weight_classes(self, ports, classes):
         self._check()
-        self.weight_classes = {(port, dscp): dp.rate_cell(port, classes.get(dscp, 0))
-                               for port in ports for dscp in range(dp.NUM_DSCP)}
+        wanted = {(port, dscp): dp.rate_cell(port, classes.get(dscp, 0))
+                  for port in ports for dscp in range(dp.NUM_DSCP)}
+        changes = _changes(self.weight_classes, wanted)
+        self.weight_classes = wanted
         self.cells_unstamped_when_classified |= set(self.weight_classes.values()) - set(self.rates)
+        return changes
 
     def install_routes(self, routes):
         self._check()
+        changes = _changes({r.prefix: r for r in self.routes}, {r.prefix: r for r in routes})
         self.routes = list(routes)
+        return changes
 
     def set_queue(self, port, rate_pps, depth_pkts):
         self._check()
         self.queues[port] = (rate_pps, depth_pkts)
+
+
+def _changes(have: dict, want: dict) -> dict[str, int]:
+    """What reconciling a table from `have` to `want` (key -> entry) changes, as the drivers count it."""
+    return {"added": len(want.keys() - have.keys()),
+            "modified": sum(have[k] != want[k] for k in want.keys() & have.keys()),
+            "deleted": len(have.keys() - want.keys())}

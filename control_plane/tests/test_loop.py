@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from control_plane.driver import SynGrants
+from p4rcp.dataplane import SynGrants
 from control_plane.loop import ControlLoop, CounterWentBackwards, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
 from p4rcp import dataplane as dp
@@ -402,3 +402,77 @@ def test_without_the_feedforward_the_counts_are_recorded_and_nothing_else():
     assert (rec["arrivals"], rec["departures"], rec["syn_rates_bps"]) == (5, 3, None)
     assert driver.syn_grant_writes == [driver.syn_grant_writes[0]], "written at resync only"
     assert rec["R_bps"] > R0
+
+
+def test_a_controller_started_against_a_running_switch_resumes_its_R_and_changes_no_entry(caplog):
+    """The switch a killed controller left keeps its stamps, tables and counts; the next controller takes R
+    from the stamps, reconciles the tables without touching them, and says so."""
+    first, driver, clock, _ = make_loop()
+    driver.add(PORT, nbytes=10**6, packets=1000)
+    first.step()
+    driver.write_rates_kbps({dp.rate_cell(PORT): 5432})      # the R the first controller had reached
+    writes = len(driver.rate_writes)
+    with caplog.at_level("INFO", logger="control_plane"):
+        loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000), clock=clock)
+        loop.resync()
+    assert loop.ports[PORT].R_bps == 5432e3
+    assert driver.rate_writes[writes:][-1][dp.rate_cell(PORT)] == 5432, "the stamp rewritten as it was"
+    assert f"resumed the switch's state: port {PORT} R 5.432 Mb/s (routes unchanged, weight classes unchanged)" \
+        in caplog.text
+
+
+def test_a_resumed_port_takes_its_first_intervals_mean_rtt_as_d0():
+    """d0 is not in the switch: the first interval's mean RTT replaces d0_init instead of being averaged in."""
+    _, driver, clock, _ = make_loop()
+    driver.write_rates_kbps({dp.rate_cell(PORT): 5000})
+    loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000), clock=clock)
+    loop.resync()
+    loop.step()
+    driver.add(PORT, nbytes=10_000, packets=10, rtt_us=10 * 40_000, samples=10)
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["d0_s"] == pytest.approx(0.040)
+    driver.add(PORT, nbytes=10_000, packets=10, rtt_us=10 * 60_000, samples=10)
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["d0_s"] == pytest.approx(0.040 + 0.1 * 0.020), "then the moving average as usual"
+
+
+def test_a_switch_without_stamps_gets_R_init_and_a_running_loop_rewrites_its_own_R_after_a_switch_restart():
+    loop, driver, clock, _ = make_loop()
+    assert loop.ports[PORT].R_bps == 0.05 * C                # a fresh switch: nothing to resume
+    loop.ports[PORT].R_bps = 3e6
+    driver.restart()
+    driver.write_rates_kbps({dp.rate_cell(PORT): 9999})       # another tool wrote it meanwhile
+    loop.resync()
+    assert loop.ports[PORT].R_bps == 3e6 and driver.rate(PORT) == 3000
+
+
+def test_a_resumed_switch_gets_the_grants_of_its_resumed_r_and_no_left_over_cap():
+    from p4rcp.rcp_law import rcp_grant_packets
+    _, driver, clock, _ = make_loop(RcpParams(queue_packet_bytes=1000))
+    driver.write_rates_kbps({dp.rate_cell(PORT): 5000})
+    driver.write_syn_grants({PORT: SynGrants(7, (4000, 2000, 1000, 900, 800, 700, 600, 500), 300, 9, 4)})
+    loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000), clock=clock)
+    loop.resync()
+    P = rcp_grant_packets(5e6, loop.ports[PORT].d0_s, 8000)
+    assert loop.ports[PORT].R_bps == 5e6
+    assert driver.syn_grants[PORT] == SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, P, P // 2)
+    # without the feedforward no cap either, and every size counted whole
+    ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000, feedforward=False),
+                clock=clock).resync()
+    assert driver.syn_grants[PORT] == SynGrants.none()
+
+
+def test_rate_of_stamps_inverts_the_weighted_stamps():
+    from control_plane.loop import rate_of_stamps
+    from p4rcp.rcp_law import stamp_rate
+    weights = (1.0, 0.5, 0.25)
+    for R in (20e3, 1e6, 0.7 * C, C, 2.5 * C, 4 * C):
+        stamps = [round(stamp_rate(R, w, C) / 1000) for w in weights]
+        assert rate_of_stamps(stamps, weights, C, gamma=1.0, R_min_bps=10e3) == pytest.approx(R, abs=2e3)
+    assert rate_of_stamps([dp.RATE_NONE], (1.0,), C, gamma=1.0, R_min_bps=10e3) is None
+    assert rate_of_stamps([0], (1.0,), C, gamma=1.0, R_min_bps=10e3) is None
+    assert rate_of_stamps([5000, dp.RATE_NONE], (1.0, 0.5), C, gamma=1.0, R_min_bps=10e3) is None
+    # a stamp above the port's clamp (the capacity changed since): clamped
+    assert rate_of_stamps([10 * round(C / 1000)], (1.0,), C, gamma=1.0, R_min_bps=10e3) == C

@@ -79,7 +79,8 @@ def test_pipeline_and_routes_over_p4runtime_registers_refused_on_bmv2(grpc_switc
     driver.connect()          # the switch runs no program: this pushes ours
     try:
         driver.install_routes(ROUTES)
-        driver.install_routes(ROUTES)       # again: replaces, no duplicate-entry error
+        # again: reconciled with what the switch holds (P4Runtime reads answer canonical values), no change
+        assert driver.install_routes(ROUTES) == {"added": 0, "modified": 0, "deleted": 0}
         assert sorted(driver.read_routes(), key=lambda r: r.prefix) == sorted(ROUTES, key=lambda r: r.prefix)
         out = _send_and_receive(veths, _rcp_frame(10**6))
         assert out[Ether].dst == "00:00:00:00:00:02" and out[IP].ttl == 63

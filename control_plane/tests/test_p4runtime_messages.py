@@ -11,7 +11,8 @@ import pytest
 from finsy.proto import p4d, p4r
 
 from control_plane import p4runtime as pr
-from control_plane.driver import PortCounters, SwitchUnavailable, SynGrants
+from control_plane.driver import PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import Route
@@ -49,10 +50,21 @@ def test_route_read_back_is_the_route_written(schema, route):
     assert pr.route_from_entry(fy.P4TableEntry.decode(msg, schema)) == route
 
 
-def test_rates_are_register_cells_indexed_by_port(schema):
-    msgs = [e.encode(schema).register_entry for e in pr.rate_entries({7: 0, 2: 5000})]
-    assert [m.register_id for m in msgs] == [schema.registers[dp.REG_RATE].id] * 2
-    assert [(m.index.index, m.data.bitstring) for m in msgs] == [(2, b"\x13\x88"), (7, b"\x00")]
+def test_rates_are_register_cells_indexed_by_port_holding_the_stamps_complement(schema):
+    """A cell holds RATE_NONE - stamp, so that a cell at its reset value, 0, stamps nothing."""
+    msgs = [e.encode(schema).register_entry for e in pr.rate_entries({7: dp.RATE_NONE, 2: 5000, 3: 0})]
+    assert [m.register_id for m in msgs] == [schema.registers[dp.REG_RATE].id] * 3
+    assert [(m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs] == [
+        (2, 0xFFFFFFFF - 5000), (3, 0xFFFFFFFF), (7, 0)]
+
+
+def test_stamps_read_back_are_decoded_and_a_cell_whose_pipes_disagree_holds_none(schema):
+    cells = [_register_cell(schema, dp.REG_RATE, 2, dp.stamp_cell_value(5000)),
+             _register_cell(schema, dp.REG_RATE, 3, 0),
+             _register_cell(schema, dp.REG_RATE, 4, dp.stamp_cell_value(700)),
+             _register_cell(schema, dp.REG_RATE, 4, dp.stamp_cell_value(800))]
+    assert pr.stamps_from_entries(cells, [2, 3, 4, 5]) == {2: 5000, 3: dp.RATE_NONE, 4: dp.RATE_NONE,
+                                                           5: dp.RATE_NONE}
 
 
 def test_counts_are_read_as_whole_arrays_in_one_request(schema):
@@ -113,8 +125,8 @@ def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
     cell = dp.rate_cell(2, 3)
     assert cell == 2 * 8 + 3
     [stamp] = [e.encode(schema).register_entry for e in pr.rate_entries({cell: 750})]
-    assert (stamp.register_id, stamp.index.index, stamp.data.bitstring) == (
-        schema.registers[dp.REG_RATE].id, cell, (750).to_bytes(2, "big"))
+    assert (stamp.register_id, stamp.index.index, int.from_bytes(stamp.data.bitstring, "big")) == (
+        schema.registers[dp.REG_RATE].id, cell, dp.RATE_NONE - 750)
     # v1model (the fixture's program): allowance and limit in one 64-bit cell
     [m] = [e.encode(schema).register_entry for e in pr.police_entries({cell: (3000, 9000)}, packed=True)]
     assert (m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) == (
@@ -130,10 +142,12 @@ def test_syn_grants_are_the_ports_base_its_k_th_long_syns_stamps_the_short_stamp
     values = [(m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs]
     reg = {name: schema.registers[name].id for name in (dp.REG_ARRIVALS_BASE, dp.REG_SYN_RATE, dp.REG_SHORT_RATE,
                                                           dp.REG_GRANT_PACKETS, dp.REG_LONG_PACKETS)}
-    syn = reg[dp.REG_SYN_RATE]
+    syn, none = reg[dp.REG_SYN_RATE], dp.RATE_NONE
     assert values[0] == (reg[dp.REG_ARRIVALS_BASE], 2, 41)
-    assert values[1:3] == [(syn, 2 * 8, 900), (syn, 2 * 8 + 1, 800)] and values[8] == (syn, 2 * 8 + 7, 700)
-    assert values[9:] == [(reg[dp.REG_SHORT_RATE], 2, 650), (reg[dp.REG_GRANT_PACKETS], 2, 120),
+    # the stamps as the data plane holds them, complemented (stamp_cell_value); P and the threshold as they are
+    assert values[1:3] == [(syn, 2 * 8, none - 900), (syn, 2 * 8 + 1, none - 800)]
+    assert values[8] == (syn, 2 * 8 + 7, none - 700)
+    assert values[9:] == [(reg[dp.REG_SHORT_RATE], 2, none - 650), (reg[dp.REG_GRANT_PACKETS], 2, 120),
                           (reg[dp.REG_LONG_PACKETS], 2, 60)]
 
 

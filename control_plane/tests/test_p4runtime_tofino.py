@@ -7,7 +7,7 @@ from pathlib import Path
 import finsy as fy
 import pytest
 
-from control_plane.driver import SynGrants
+from p4rcp.dataplane import SynGrants
 from control_plane.loop import ControlLoop
 from control_plane.p4runtime import P4RuntimeDriver
 from control_plane.tests.fake_p4runtime import FakeTofino
@@ -55,20 +55,24 @@ def test_a_ports_counts_are_its_input_over_every_pipe_and_its_own_pipes_register
         assert (c.long_arrivals, c.committed_arrivals, c.committed_departures) == (7, 9, 2)
 
 
-def test_a_stamp_that_caps_nothing_is_written_as_the_largest_rate_to_every_pipe():
+def test_stamps_are_written_as_their_complement_to_every_pipe_and_none_is_the_reset_value():
+    """A cell holds RATE_NONE - stamp: a stamp that caps nothing is 0, the value of a cell never written."""
     with FakeTofino(SCHEMA, pipes=4) as fake:
         driver = _driver(fake)
         try:
             driver.write_rates_kbps({dp.rate_cell(1, 0): 5000, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
             driver.write_syn_grants({1: SynGrants.none()})
+            read_back = driver.read_stamps_kbps([dp.rate_cell(1, 0), dp.UNCLASSIFIED_CELL, dp.rate_cell(2, 0)])
         finally:
             driver.close()
-        assert fake.register(dp.REG_RATE, dp.rate_cell(1, 0)) == [5000] * 4
-        assert fake.register(dp.REG_RATE, dp.UNCLASSIFIED_CELL) == [0xFFFFFFFF] * 4
+        assert fake.register(dp.REG_RATE, dp.rate_cell(1, 0)) == [0xFFFFFFFF - 5000] * 4
+        assert fake.register(dp.REG_RATE, dp.UNCLASSIFIED_CELL) == [0] * 4
         assert fake.register(dp.REG_ARRIVALS_BASE, 1) == [0] * 4
-        assert fake.register(dp.REG_SHORT_RATE, 1) == [0xFFFFFFFF] * 4
-        assert all(fake.register(dp.REG_SYN_RATE, dp.syn_cell(1, k)) == [0xFFFFFFFF] * 4
+        assert fake.register(dp.REG_SHORT_RATE, 1) == [0] * 4
+        assert all(fake.register(dp.REG_SYN_RATE, dp.syn_cell(1, k)) == [0] * 4
                    for k in range(1, dp.SYN_RATES + 1))
+    assert read_back == {dp.rate_cell(1, 0): 5000, dp.UNCLASSIFIED_CELL: dp.RATE_NONE,
+                         dp.rate_cell(2, 0): dp.RATE_NONE}
 
 
 def test_policing_is_written_in_the_programs_layout():
@@ -102,8 +106,9 @@ def test_the_loop_runs_over_p4runtime_alone_and_counts_queue_cells_in_bytes(targ
             writes = fake.writes
             assert (max(i for i, name in enumerate(writes) if name == dp.REG_RATE)
                     < writes.index(dp.TABLE_WEIGHT_CLASSIFIER)), "a class pointed at a stamp not yet written"
-            assert fake.register(dp.REG_RATE, dp.UNCLASSIFIED_CELL) == [dp.RATE_NONE] * 2
-            assert all(fake.register(dp.REG_SYN_RATE, dp.syn_cell(p, 1)) == [dp.RATE_NONE] * 2 for p in S1.ports)
+            assert fake.register(dp.REG_RATE, dp.UNCLASSIFIED_CELL) == [dp.stamp_cell_value(dp.RATE_NONE)] * 2
+            assert all(fake.register(dp.REG_SYN_RATE, dp.syn_cell(p, 1)) == [dp.stamp_cell_value(dp.RATE_NONE)] * 2
+                       for p in S1.ports)
             assert len(fake.tables[SCHEMA.tables[dp.TABLE_WEIGHT_CLASSIFIER].id]) == dp.NUM_DSCP
             assert len(fake.tables[SCHEMA.tables[dp.TABLE_ROUTING_V4].id]) == len(TOPO.routes("s1"))
             loop.step()                                          # the baseline
@@ -113,3 +118,25 @@ def test_the_loop_runs_over_p4runtime_alone_and_counts_queue_cells_in_bytes(targ
         finally:
             driver.close()
     assert record["q_bytes"] == 25 * cell_bytes
+
+
+def test_a_controller_started_against_a_running_switch_resumes_its_R_and_rewrites_no_table_entry():
+    """The first controller programs the switch and dies; the next one, started against the running switch,
+    takes the R its stamps hold and finds the tables as they should be: it changes no entry (a clear and
+    refill would have dropped and unclassified packets meanwhile)."""
+    with FakeTofino(SCHEMA, pipes=2) as fake:
+        fake.ensure_cells(S1.ports)
+        first = P4RuntimeDriver(fake.address, FIXTURE, target="tna")
+        ControlLoop(S1, TOPO.routes("s1"), first, RcpParams(), rt_priority=None, switch_interval_s=None).resync()
+        first.write_rates_kbps({dp.rate_cell(PORT): 4321})     # the R it had reached when it died
+        first.close()
+        fake.writes.clear()
+        driver = P4RuntimeDriver(fake.address, FIXTURE, target="tna")
+        loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(), rt_priority=None, switch_interval_s=None)
+        try:
+            loop.resync()
+        finally:
+            driver.close()
+        assert loop.ports[PORT].R_bps == pytest.approx(4321e3)
+        assert dp.TABLE_ROUTING_V4 not in fake.writes and dp.TABLE_WEIGHT_CLASSIFIER not in fake.writes
+        assert fake.register(dp.REG_RATE, dp.rate_cell(PORT)) == [dp.stamp_cell_value(4321)] * 2

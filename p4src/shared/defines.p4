@@ -44,6 +44,10 @@ const rtt_us_t RCP_MAX_RTT_US = (1 << RCP_RTT_BITS) - 1;
 // A stamp (rcp_rate, rcp_syn_rate) that caps nothing: the largest rate, so that the stamp is an unsigned
 // minimum on every target (Tofino's ALUs have one; docs/design.md, "Per packet").
 const rate_kbps_t RCP_RATE_NONE = 0xFFFFFFFF;
+// The stamp cells hold the stamp's complement, RCP_RATE_NONE - stamp (p4rcp/dataplane.py stamp_cell_value),
+// and the data plane takes it back with one bitwise NOT per packet: a cell at its reset value, 0, is
+// RCP_RATE_NONE, so a switch that no control plane has written yet (just started, restarted, started by
+// another tool) stamps nothing, on every target, rather than 0 kb/s, which would stop every RCP flow.
 
 // Weighted sharing (docs/design.md, "Weights"): the operator maps DSCP values to up to 8 weight classes;
 // class 0 (every DSCP without an entry) has weight 1. The stamp of class k on port p lives in cell

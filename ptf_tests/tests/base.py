@@ -20,7 +20,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from control_plane.driver import SynGrants
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.police import Flow
 from p4rcp.protocol import DATA, FLAG_ENDING, RCP, RCP_UDP_PORT, SYN

@@ -8,7 +8,7 @@ RATE_NONE caps nothing.
 """
 
 from base import COMMITTED_ARRIVALS, COMMITTED_DEPARTURES, LONG_ARRIVALS, RcpTest, rcp_packet, routed
-from control_plane.driver import SynGrants
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.protocol import ACK, DATA, FIN, FLAG_ENDING, RCP, REF, SYN
 

@@ -51,4 +51,4 @@ class ControlLoopStampsTest(RcpTest):
             for dscp, stamp_bps in ((0, stamps[0]), (UNMAPPED, stamps[0]), (GOLD, stamps[1])):
                 pkt = rcp_packet(rate_kbps=100_000, dscp=dscp)
                 self.forward_and_check(pkt, 2, routed(pkt, 2, rate_kbps=round(stamp_bps / 1000)), rtt_us=30000)
-        self.assertEqual(self.switch.read_register(dp.REG_RATE)[dp.rate_cell(2, 1)], round(C_BPS / 8000))
+        self.assertEqual(self.switch.read_stamps_kbps([dp.rate_cell(2, 1)]), {dp.rate_cell(2, 1): round(C_BPS / 8000)})

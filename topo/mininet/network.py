@@ -13,19 +13,25 @@ import logging
 import math
 import re
 import subprocess
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomli_w
 
 from mininet.net import Mininet
 from mininet.node import Host
 from mininet.topo import Topo
 
+from control_plane.__main__ import arguments_for
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, program_switch
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
+from p4rcp.toolchain import ROOT
 from p4rcp.topology import ETHERNET_HEADER_BYTES, Topology
 from topo import hosts
 from topo.mininet.bmv2_switch import Bmv2Switch
@@ -117,6 +123,16 @@ def no_offloads(intf: str, node=None) -> None:
         node.cmd(cmd + " >/dev/null 2>&1")
 
 
+# Where each switch's control loop runs: a thread of the runner's process, or its own `python -m control_plane`
+# process (the standalone controller, which a test can kill and start again mid-run).
+CONTROL_PLANES = ("thread", "process")
+CONTROLLER_READY_S = 30.0     # for a controller process to program its switch
+
+
+class ControllerFailed(RuntimeError):
+    pass
+
+
 @dataclass(frozen=True)
 class SwitchOptions:
     """How the network's simple_switch processes run, beyond the topology."""
@@ -139,6 +155,13 @@ class Network:
     _threads: list[threading.Thread] = field(default_factory=list)
     _logs: list = field(default_factory=list)
     emulators: list[subprocess.Popen] = field(default_factory=list)
+    emulator_hosts: list[str] = field(default_factory=list)    # the host whose access link each emulates
+    control_plane: str = "thread"      # CONTROL_PLANES
+    controllers: dict[str, subprocess.Popen] = field(default_factory=dict)   # control_plane "process"
+
+    def __post_init__(self):
+        if self.control_plane not in CONTROL_PLANES:
+            raise ValueError(f"control plane must run as one of {', '.join(CONTROL_PLANES)}, got {self.control_plane!r}")
 
     def start(self) -> "Network":
         remove_stale_interfaces(switch_interface_names(self.topology))
@@ -233,12 +256,16 @@ class Network:
         for intf in (host_side, switch_side):
             no_offloads(intf, box)
         self.emulators.append(box.popen(hosts.link_emulator(host_side, switch_side, link.delay_ms, link.loss_pct)))
+        self.emulator_hosts.append(link.a)
 
     def _start_control_plane(self, switch_name: str) -> None:
         sw = self.topology.switch(switch_name)
         params = self.rcp_params
         if params is None:
             params = RcpParams(queue_packet_bytes=self.topology.data_frame_bytes)
+        if self.control_plane == "process":
+            self._start_controller_process(switch_name, params)
+            return
         out = open(self.out_dir / f"control_{switch_name}.jsonl", "a", buffering=1)
         self._logs.append(out)
         loop = ControlLoop(sw, self.topology.routes(switch_name), Bmv2ThriftDriver(sw.thrift_port), params,
@@ -247,6 +274,33 @@ class Network:
         thread = threading.Thread(target=loop.run, args=(self._stop,), name=f"cp-{switch_name}", daemon=True)
         thread.start()
         self.loops[switch_name], self._threads = loop, self._threads + [thread]
+
+    def controller_command(self, switch_name: str, params: RcpParams) -> list[str]:
+        """The standalone controller of a switch, as the runner starts it: this network's topology (written to
+        the run's directory) and the run's RCP parameters; its records go to the same control log as a
+        thread's would (appended: a controller started again adds to it)."""
+        topology_file = self.out_dir / "topology.toml"
+        if not topology_file.exists():
+            topology_file.write_text(tomli_w.dumps(self.topology.source))
+        return [sys.executable, "-m", "control_plane", "--topology", str(topology_file), "--switch", switch_name,
+                "--log", str(self.out_dir / f"control_{switch_name}.jsonl"), *arguments_for(params)]
+
+    def _start_controller_process(self, switch_name: str, params: RcpParams) -> None:
+        """Start it and wait until it has programmed its switch (its log says "synchronised")."""
+        stderr = self.out_dir / f"stderr_{switch_name}_control.log"
+        with open(stderr, "ab") as f:
+            proc = subprocess.Popen(self.controller_command(switch_name, params), stdout=subprocess.DEVNULL,
+                                    stderr=f, cwd=ROOT)
+        self.controllers[switch_name] = proc
+        end = time.monotonic() + CONTROLLER_READY_S
+        while "synchronised" not in stderr.read_text(errors="replace"):
+            if proc.poll() is not None or time.monotonic() > end:
+                lines = stderr.read_text(errors="replace").strip().splitlines()
+                why = (f"exited with {proc.returncode}" if proc.poll() is not None
+                       else f"did not program it within {CONTROLLER_READY_S:.0f} s")
+                raise ControllerFailed(f"the control plane of {switch_name} {why}: "
+                                       f"{lines[-1] if lines else '(it printed nothing)'}")
+            time.sleep(0.05)
 
     def set_initcwnd(self, host_names: list[str], segments: int) -> None:
         """TCP's initial window on these hosts: their route to the other hosts (every host is in 10.0.0.0/8 on
@@ -295,6 +349,9 @@ class Network:
         sp = sw.ports[port]
         sp.queue_rate_pps = rate_pps
         sp.capacity_bps = rate_pps * self.topology.data_frame_bytes * 8.0
+        if switch_name not in self.loops:
+            raise ControllerFailed(f"{switch_name}'s control plane runs as its own process, which takes no "
+                                   "change of capacity: run bandwidth changes with the control plane in a thread")
         # Our own connection: the loop's Thrift client belongs to the loop's thread.
         driver = Bmv2ThriftDriver(sw.thrift_port)
         driver.connect()
@@ -304,8 +361,16 @@ class Network:
             driver.close()
         self.loops[switch_name].set_capacity(port, sp.capacity_bps)
 
+    def dead_switches(self) -> dict[str, int]:
+        """The switches whose simple_switch has exited, with its exit status (negative: the signal)."""
+        if self.net is None:
+            return {}
+        return {sw.name: sw.bmv2.process.returncode for sw in self.net.switches
+                if sw.bmv2 is not None and sw.bmv2.process is not None and sw.bmv2.process.poll() is not None}
+
     def stop(self) -> None:
         stop_processes(self.emulators)
+        stop_processes(self.controllers.values())
         self._stop.set()
         for thread in self._threads:
             thread.join(5)

@@ -20,14 +20,18 @@ from pathlib import Path
 
 import psutil
 
+from control_plane.driver import SwitchUnavailable
 from p4rcp import dataplane as dp
-from p4rcp.monitor import INPUT_DROP_SHARE, Monitor
+from p4rcp import monitor as causes
+from p4rcp.monitor import INPUT_DROP_SHARE, MEMORY_SAMPLE_S, Monitor
+from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
+from p4rcp.stalls import PortLimits, find_stalls
 from p4rcp.toolchain import BUILD_JSON, ROOT, ToolchainMissing, bmv2_build, find_tool, tool_version
 from topo import hosts
 from topo.experiment import Experiment, Variant
 from topo.mininet import external
-from topo.mininet.network import InputCounts, Network, SwitchOptions
+from topo.mininet.network import CONTROL_PLANES, InputCounts, Network, SwitchOptions
 from topo.progress import Progress
 from topo.report import read_jsonl, write_report
 from topo.schedule import BandwidthChange, Launch, RunDir, long_flow_id, receivers, schedule
@@ -42,6 +46,13 @@ class RunOptions:
     pcap: bool = False                    # bmv2's capture of every switch port, in each run's pcap/
     expose_control_ports: bool = False    # the switches' Thrift ports reachable from other hosts
     environment: dict = field(default_factory=dict)   # what ran it (commit, bmv2, p4c, kernel), into run.json
+    control_plane: str = "thread"         # each switch's control loop: a thread here, or its own process
+                                          # (python -m control_plane; topo/mininet/network.py CONTROL_PLANES)
+    memory_sample_s: float = MEMORY_SAMPLE_S   # every process's resident memory this often, into memory.jsonl
+
+    def __post_init__(self):
+        if self.control_plane not in CONTROL_PLANES:
+            raise ValueError(f"control plane must run as one of {', '.join(CONTROL_PLANES)}, got {self.control_plane!r}")
 
     def switch_options(self, out: RunDir) -> SwitchOptions:
         return SwitchOptions(pcap_dir=out.root / "pcap" if self.pcap else None,
@@ -69,13 +80,7 @@ class HostProcess:
 
     def ending(self) -> str:
         """How it ended, in words: its exit status, or the signal that killed it."""
-        status = self.exit_status
-        if status is not None and status < 0:
-            try:
-                return f"was killed by {signal.Signals(-status).name}"
-            except ValueError:
-                return f"was killed by signal {-status}"
-        return f"exited with status {status}"
+        return _ending(self.exit_status)
 
     def measure_cpu(self) -> None:
         """CPU of the program and its children over its life so far, in % of one core (a busy-waiting
@@ -148,18 +153,38 @@ def host_problems(processes: list[HostProcess], out: RunDir, exp: Experiment, se
     return problems
 
 
+def stall_limits(topology, params: RcpParams) -> dict[tuple[str, int], PortLimits]:
+    """What a stall of each RCP port is measured against (p4rcp/stalls.py): its rate in data frames, its queue,
+    the fastest sender NIC as a multiple of its capacity, the loop's longest period."""
+    nics_bps = [h.access_mbps * 1e6 for h in topology.hosts.values() if h.access_mbps is not None]
+    limits = {}
+    for sw in topology.switches.values():
+        for sp in sw.rcp_ports:
+            speedup = max(1.0, max(nics_bps, default=0.0) / sp.capacity_bps)
+            limits[sw.name, sp.number] = PortLimits(C_pps=sp.capacity_bps / (8 * topology.data_frame_bytes),
+                                                    queue_pkts=sp.queue_depth_pkts, access_speedup=speedup,
+                                                    T_max_s=params.T_max_s)
+    return limits
+
+
 def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir, seed: int = 1,
                options: RunOptions = RunOptions(), progress: Progress | None = None) -> dict:
-    """One scheme, one sweep point, one seed: returns the run's metadata (validity, CPU, paths)."""
+    """One scheme, one sweep point, one seed: returns the run's metadata (validity and why not, CPU, paths).
+
+    A simple_switch that dies ends the run at once (its next tick), void: nothing after can be measured."""
+    own_progress = progress is None       # its heartbeat thread is this call's to stop
     progress = progress or Progress(1)
     out.root.mkdir(parents=True, exist_ok=True)
     topology = variant.topology
     scheme = exp.scheme(scheme_name)
+    if options.control_plane == "process" and exp.events:
+        raise ValueError(f"{exp.name}: bandwidth changes need the control plane in the runner's process "
+                         "(the standalone controller takes no change of capacity)")
     label = f"{exp.name}{' ' + variant.label if variant.label else ''} {scheme.name} seed {seed}"
     progress.phase(f"[{label}] building the network")
     params = exp.rcp_params(scheme, topology)
     network = Network(topology, BUILD_JSON, out.root, rcp_params=params,
-                      switch_options=options.switch_options(out)).start()
+                      switch_options=options.switch_options(out), control_plane=options.control_plane).start()
     processes: list[HostProcess] = []
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
             "preset": scheme.preset, "scheme_description": scheme.describe(params),
@@ -167,9 +192,16 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
             "load_unit": "slots",   # bmv2 shapes packets per second: p4rcp-host traffic's default unit
             "capacity_bps": {f"{s}:{p}": topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks},
             "queue_pkts": {f"{s}:{p}": topology.switch(s).ports[p].queue_depth_pkts for s, p in topology.bottlenecks},
-            "environment": options.environment, "problems": [], "events": [],
+            "environment": options.environment, "problems": [], "void_causes": [], "events": [],
             "rcp_weights": {str(d): w for d, w in params.dscp_weights.items()}}
+
+    def void(cause: str, message: str) -> None:
+        meta["problems"].append(message)
+        if cause not in meta["void_causes"]:
+            meta["void_causes"].append(cause)
+
     monitor = counts = sampled = None
+    died: dict[str, int] = {}
     try:
         if scheme.initcwnd is not None:
             network.set_initcwnd(topology.senders, scheme.initcwnd)
@@ -189,13 +221,38 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         counts, sampled = InputCounts(network), InputCounts(network)   # the monitor thread has its own
         before = counts.read()
         queue_before = network.bottleneck_counts()
-        monitor = Monitor(network.switch_pids(), lambda: {sw: k - p - (before[sw][0] - before[sw][1])
-                                                          for sw, (k, p) in sampled.read().items()},
-                          host_pids=[p.pid for p in network.emulators]).start()
+
+        def unread() -> dict[str, int]:
+            try:
+                return {sw: k - p - (before[sw][0] - before[sw][1]) for sw, (k, p) in sampled.read().items()}
+            except SwitchUnavailable:      # a switch died: the run ends at the next tick
+                return {}
+
+        def labelled_pids() -> dict[str, int]:
+            """The run's processes by what they are, for their resident memory."""
+            pids = {f"{sw} simple_switch": pid for sw, pid in network.switch_pids().items()}
+            pids["runner" + (" (control loops)" if not network.controllers else "")] = os.getpid()
+            pids.update({f"{sw} control plane": c.pid for sw, c in network.controllers.items()})
+            pids.update({f"{host} link emulator": e.pid for host, e in zip(network.emulator_hosts, network.emulators)})
+            pids.update({p.describe(): p.proc.pid for p in processes if p.exit_status is None and not p.stopped})
+            return pids
+
+        monitor = Monitor(network.switch_pids(), unread, host_pids=[p.pid for p in network.emulators],
+                          memory_pids=labelled_pids, memory_every_s=options.memory_sample_s).start()
         base_pps = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
-        t0 = time.monotonic()
+        t0, t0_unix = time.monotonic(), time.time()
+        meta["start_unix_s"] = t0_unix
         while True:
             elapsed = time.monotonic() - t0
+            died = network.dead_switches()
+            if died:
+                for sw, status in sorted(died.items()):
+                    void(causes.SWITCH_DIED, f"simple_switch {sw} {_ending(status)} {elapsed:.1f} s into the run; "
+                                             "the run ended there")
+                meta["switch_died"] = {"switches": sorted(died), "detected_unix_s": time.time(),
+                                       "elapsed_s": elapsed}
+                progress.phase(f"[{label}] VOID: {meta['problems'][-1]}; cleaning up")
+                break
             while plan and plan[0].at_s <= elapsed:
                 item = plan.pop(0)
                 if isinstance(item, BandwidthChange):
@@ -222,27 +279,33 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
                 break
             # wake for the next launch on time: flows set 10 ms apart (a flash crowd) must start 10 ms apart
             time.sleep(min(0.2, max(0.0, plan[0].at_s - (time.monotonic() - t0))) if plan else 0.2)
-        progress.phase(f"[{label}] checking the run")
         monitor.stop()
-        time.sleep(0.5)      # frames still inside bmv2 would look lost
-        after = counts.read()
-        meta["bottleneck_drops"] = {link: (into - queue_before[link][0]) - (out - queue_before[link][1])
-                                    for link, (into, out) in network.bottleneck_counts().items()}
-        for sw, (kernel_after, pipeline_after) in after.items():
-            delivered = kernel_after - before[sw][0]
-            lost = delivered - (pipeline_after - before[sw][1])
-            if delivered and lost > max(10, INPUT_DROP_SHARE * delivered):
-                meta["problems"].append(f"{sw}: bmv2 did not read {lost} of {delivered} frames (input overrun"
-                                        f"{monitor.backlog_peak(sw)})")
-        meta["problems"] += monitor.verdict()
-        # A long flow runs for a set time: one still running is a fault. A Poisson workload can hold a
-        # heavy-tailed flow that needs longer than the run; its generator is stopped (below) and records
-        # the flows it had not finished as not completed ("flows done" counts them).
-        hung = sum(p.exit_status is None and not p.stopped for p in processes if p.kind == "long")
-        if hung:
-            meta["problems"].append(f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
+        if not died:
+            progress.phase(f"[{label}] checking the run")
+            time.sleep(0.5)      # frames still inside bmv2 would look lost
+            after = counts.read()
+            meta["bottleneck_drops"] = {link: (into - queue_before[link][0]) - (out - queue_before[link][1])
+                                        for link, (into, out) in network.bottleneck_counts().items()}
+            for sw, (kernel_after, pipeline_after) in after.items():
+                delivered = kernel_after - before[sw][0]
+                lost = delivered - (pipeline_after - before[sw][1])
+                if delivered and lost > max(10, INPUT_DROP_SHARE * delivered):
+                    void(causes.OVERRUN, f"{sw}: bmv2 did not read {lost} of {delivered} frames (input overrun"
+                                         f"{monitor.backlog_peak(sw)})")
+            for cause, message in monitor.findings():
+                void(cause, message)
+            records = [r for sw in topology.switches for r in read_jsonl(out.root / f"control_{sw}.jsonl")
+                       if r["time"] >= t0_unix]
+            for stall in find_stalls(records, stall_limits(topology, exp.rcp_params(scheme))):
+                void(causes.STALL, stall.describe(t0_unix))
+            # A long flow runs for a set time: one still running is a fault. A Poisson workload can hold a
+            # heavy-tailed flow that needs longer than the run; its generator is stopped (below) and records
+            # the flows it had not finished as not completed ("flows done" counts them).
+            hung = sum(p.exit_status is None and not p.stopped for p in processes if p.kind == "long")
+            if hung:
+                void(causes.HOST, f"{hung} long-flow sender(s) still running {GRACE_S:.0f} s after the end")
+            meta["access_links"] = network.access_link_stats()
         meta["traffic_cut_short"] = sum(p.exit_status is None for p in processes if p.kind == "poisson")
-        meta["access_links"] = network.access_link_stats()
     finally:
         for p in processes:
             if p.exit_status is None and not p.stopped and p.proc.poll() is not None:
@@ -257,12 +320,28 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
         if monitor is not None:
             with open(out.root / "cpu.jsonl", "w") as f:
                 f.writelines(json.dumps(s) + "\n" for s in monitor.samples)
+            with open(out.root / "memory.jsonl", "w") as f:
+                f.writelines(json.dumps(s) + "\n" for s in monitor.memory)
     if scheme.is_external:
         meta["external_cpu_pct"] = external_records(processes, scheme, topology, out)
-    meta["problems"] += host_problems(processes, out, exp, seed)
+    if not died:         # what the hosts say after their switch died is only that
+        for problem in host_problems(processes, out, exp, seed):
+            void(causes.HOST, problem)
     meta["valid"] = not meta["problems"]
     (out.root / "run.json").write_text(json.dumps(meta, indent=1))
+    if own_progress:
+        progress.close()
     return meta
+
+
+def _ending(status: int | None) -> str:
+    """How a process ended, from its exit status (negative: the signal that killed it)."""
+    if status is not None and status < 0:
+        try:
+            return f"was killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"was killed by signal {-status}"
+    return f"exited with status {status}"
 
 
 def external_records(processes: list[HostProcess], scheme, topology, out: RunDir) -> dict[str, float | None]:
@@ -356,7 +435,7 @@ def hold(exp: Experiment, scheme_name: str, options: RunOptions, work: Path) -> 
     out = RunDir(work)
     work.mkdir(parents=True, exist_ok=True)
     network = Network(topology, BUILD_JSON, work, rcp_params=exp.rcp_params(scheme, topology),
-                      switch_options=options.switch_options(out)).start()
+                      switch_options=options.switch_options(out), control_plane=options.control_plane).start()
     processes = []
     try:
         for name in receivers(exp):
@@ -381,7 +460,7 @@ running ({scheme.name}: {scheme.describe(exp.rcp_params(scheme))}).
 Hosts: {', '.join(topology.hosts)}; receivers listening on {', '.join(receivers(exp))}. Bottleneck: {sw} port {port}.
 
   Read R (kb/s) and the counters of the bottleneck port, from this prompt:
-    sh echo 'register_read {dp.REG_RATE} {dp.rate_cell(port)}' | {cli}     (the stamp of weight class 0)
+    sh echo 'register_read {dp.REG_RATE} {dp.rate_cell(port)}' | {cli}     (weight class 0: {dp.RATE_NONE} - its stamp)
     sh echo 'counter_read {dp.COUNTER_INPUT} {port}' | {cli}
     sh echo 'register_read {dp.REG_QUEUE_DEPTH} {port}' | {cli}
   Start a flow by hand (1 MB, RCP; --cc tcp, allegro, vivace, fixed:5mbit ... as well):

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from control_plane.driver import CounterRead, PortCounters, SynGrants
+from control_plane.driver import CounterRead, PortCounters
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -62,6 +63,18 @@ class Ns3Driver:
                 raise ValueError(f"the ns-3 router model has no weight classes (cell {cell})")
             self.network.rcp_disc(self.switch, port).SetRateKbps(0 if kbps == dp.RATE_NONE else kbps)
 
+    def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
+        """What the simulated router stamps: class 0 of an RCP port holds its R (the model's 0 is none), every
+        other cell none. A simulation starts with its routers, so a loop finds nothing to resume."""
+        topology = self.network.topology.switch(self.switch)
+        out = {}
+        for cell in cells:
+            port, weight_class = divmod(cell, dp.NUM_WEIGHT_CLASSES)
+            rate = (self.network.rcp_disc(self.switch, port).GetRateKbps()
+                    if weight_class == 0 and port in topology.ports and topology.ports[port].is_rcp else 0)
+            out[cell] = rate or dp.RATE_NONE
+        return out
+
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
         if any(pair != (0, 0) for pair in params.values()):
             raise ValueError("the ns-3 router model has no policing")
@@ -81,12 +94,15 @@ class Ns3Driver:
             disc.SetShortRateKbps(g.short_kbps)
             disc.SetGrantPackets(g.grant_packets, g.long_packets)
 
-    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> None:
+    def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
         if classes:
             raise ValueError("the ns-3 router model has no weight classes")
+        return {}
 
-    def install_routes(self, routes: list[Route]) -> None:
+    def install_routes(self, routes: list[Route]) -> dict[str, int]:
+        """Once per run, into a router that has none."""
         self.network.install_routes(self.switch, routes)
+        return {"added": len(routes), "modified": 0, "deleted": 0}
 
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None:
         self.network.set_port(self.switch, port, rate_pps, depth_pkts)

@@ -73,7 +73,7 @@ pub const STATUS_VERIFIED: u8 = 1;
 /// RCP header flag on the first DATA packet a flow sends once the data it
 /// has not sent yet takes at most one round trip at its rate: routers count
 /// the flow's departure by it, one round trip before its share frees
-/// (docs/protocol.md, "flags").
+/// (docs/protocol.md, "The RCP header").
 pub const FLAG_ENDING: u8 = 0x01;
 /// The RCP header's `size` when a flow's size is unknown (open-ended) or
 /// this large or larger: full DATA packets, saturating.

@@ -25,8 +25,9 @@
 #define RELOP_GT  8w2
 // Four 10G ports NF0..NF3 (one-hot bits 0, 2, 4, 6), registers indexed 0..3.
 typedef bit<2> port_index_t;
-// One cell per (port, weight class): (port << 3) | class; cell 32 holds RCP_RATE_NONE (no stamp, written by
-// the control plane: SUME's registers start at 0, as bmv2's do) and no policing.
+// One cell per (port, weight class): (port << 3) | class; cell 32 holds RCP_RATE_NONE (no stamp) and no
+// policing. The stamp cells hold the stamp's complement (defines.p4), so that SUME's registers, which start at
+// 0 as bmv2's do, stamp nothing until the control plane writes them.
 typedef bit<6> rate_cell_t;
 #define UNCLASSIFIED_CELL 6w32
 // One SYN stamp per (port, k): (port << SYN_RATE_BITS) | (k - 1).
@@ -240,10 +241,11 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                 && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN || hdr.rcp.type == RCP_TYPE_REF);
             if (is_forward_rcp) {
                 weight_classifier.apply();
-                rate_kbps_t R;
+                rate_kbps_t not_R;
                 bit<32> allowance;
                 bit<32> limit;
-                rcp_rate_reg_rw(meta.cell, 0, REG_READ, R);
+                rcp_rate_reg_rw(meta.cell, 0, REG_READ, not_R);
+                rate_kbps_t R = ~not_R;
                 rcp_police_bytes_reg_rw(meta.cell, 0, REG_READ, allowance);
                 rcp_police_limit_reg_rw(meta.cell, 0, REG_READ, limit);
 
@@ -310,7 +312,7 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                             rcp_committed_arrivals_reg_raw(p, 0, (bit<32>) committed, REG_ADD, unused);
                             size_pkts_t long_packets;
                             rcp_long_packets_reg_rw(p, 0, REG_READ, long_packets);
-                            rate_kbps_t syn_rate;
+                            rate_kbps_t not_syn_rate;
                             if (hdr.rcp.size > long_packets) {
                                 bit<32> before;
                                 bit<32> base;
@@ -318,11 +320,11 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                                 rcp_arrivals_base_reg_rw(p, 0, REG_READ, base);
                                 bit<32> k = before - base;                                // 0 for the first
                                 if (k >= SYN_RATES) { k = SYN_RATES - 1; }
-                                rcp_syn_rate_reg_rw(p ++ k[SYN_RATE_BITS - 1:0], 0, REG_READ, syn_rate);
+                                rcp_syn_rate_reg_rw(p ++ k[SYN_RATE_BITS - 1:0], 0, REG_READ, not_syn_rate);
                             } else {
-                                rcp_short_rate_reg_rw(p, 0, REG_READ, syn_rate);
+                                rcp_short_rate_reg_rw(p, 0, REG_READ, not_syn_rate);
                             }
-                            if (syn_rate < R) { R = syn_rate; }
+                            if (~not_syn_rate < R) { R = ~not_syn_rate; }
                         }
                     }
                     if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {   // comparison 1

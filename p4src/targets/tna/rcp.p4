@@ -9,7 +9,7 @@
 // counter_delta with rtt_sum_bits = 32), exact while the samples of one
 // interval add up to less than 2^31 us. Comparison 2 and the SYN stamp are
 // unsigned minimums (TNA's min, one ALU instruction), so a stamp that caps
-// nothing is RCP_RATE_NONE. Every register here is indexed by the output
+// nothing is RCP_RATE_NONE; its cells hold the complement (defines.p4). Every register here is indexed by the output
 // port, whose own pipe is the only one that runs its egress: the control
 // plane reads each port's cell from one pipe. docs/porting.md has the details.
 
@@ -28,13 +28,14 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // each capped at P, summed per port; long flows' SYNs counted, the k-th since the base the control plane
     // wrote capped by its stamp; short flows' SYNs capped by the short stamp. Each register is one stateful
     // ALU, so that the control plane writes the base, the stamps, P and the threshold without touching the
-    // running counts. A stamp of RCP_RATE_NONE (the feedforward off, a cell never written) caps nothing.
+    // running counts. A stamp of RCP_RATE_NONE (the feedforward off, and a cell at its reset value: the
+    // rate cells hold the complement, as rcp_rate's) caps nothing.
     @name(".rcp_committed_arrivals")   Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_committed_arrivals;
     @name(".rcp_committed_departures") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_committed_departures;
     @name(".rcp_long_arrivals")        Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_long_arrivals;
     @name(".rcp_arrivals_base")        Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals_base;
-    @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, RCP_RATE_NONE) rcp_syn_rate;
-    @name(".rcp_short_rate")    Register<rate_kbps_t, PortId_t>(NUM_PORTS, RCP_RATE_NONE) rcp_short_rate;
+    @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, 0) rcp_syn_rate;
+    @name(".rcp_short_rate")    Register<rate_kbps_t, PortId_t>(NUM_PORTS, 0) rcp_short_rate;
     @name(".rcp_grant_packets") Register<size_pkts_t, PortId_t>(NUM_PORTS, 0) rcp_grant_packets;
     @name(".rcp_long_packets")  Register<size_pkts_t, PortId_t>(NUM_PORTS, 0) rcp_long_packets;
 
@@ -65,10 +66,10 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
         void apply(inout bit<32> base, out bit<32> value) { value = base; }
     };
     RegisterAction<rate_kbps_t, syn_cell_t, rate_kbps_t>(rcp_syn_rate) read_syn_rate = {
-        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = rate; }
+        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
     };
     RegisterAction<rate_kbps_t, PortId_t, rate_kbps_t>(rcp_short_rate) read_short_rate = {
-        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = rate; }
+        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
     };
 
     RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {

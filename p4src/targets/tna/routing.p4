@@ -36,14 +36,17 @@ control RcpIngress(inout tna_headers_t hdr, inout ingress_metadata_t meta,
     // control plane adds up the pipes (control_plane/p4runtime.py).
     @name(".rcp_input") Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS_AND_BYTES) rcp_input;
 
-    // Per (port, weight class) cell, written by the control plane: the stamp min(gamma C, w_k R)
-    // (RCP_RATE_NONE, never written: no stamp), the policing allowance and limit (0: off). Each is read by
-    // a stateful ALU of its own once the class chose the cell: a Tofino table addresses one stateful ALU.
-    @name(".rcp_rate")         Register<rate_kbps_t, rate_cell_t>(RATE_CELLS, RCP_RATE_NONE) rcp_rate;
+    // Per (port, weight class) cell, written by the control plane: the stamp min(gamma C, w_k R) as its
+    // complement (defines.p4: 0, the reset value, is RCP_RATE_NONE, no stamp, as on v1model and SUME; an
+    // initial value in the register would hold only until the driver or a reset clears it), the policing
+    // allowance and limit (0: off). Each is read by a stateful ALU of its own once the class chose the
+    // cell: a Tofino table addresses one stateful ALU. The stamp's ALU returns the complement of the cell
+    // (a logical operation of the stateful ALU, no arithmetic).
+    @name(".rcp_rate")         Register<rate_kbps_t, rate_cell_t>(RATE_CELLS, 0) rcp_rate;
     @name(".rcp_police_bytes") Register<bit<32>, rate_cell_t>(RATE_CELLS, 0) rcp_police_bytes;
     @name(".rcp_police_limit") Register<bit<32>, rate_cell_t>(RATE_CELLS, 0) rcp_police_limit;
     RegisterAction<rate_kbps_t, rate_cell_t, rate_kbps_t>(rcp_rate) read_rate = {
-        void apply(inout rate_kbps_t value, out rate_kbps_t read) { read = value; }
+        void apply(inout rate_kbps_t value, out rate_kbps_t read) { read = ~value; }
     };
     RegisterAction<bit<32>, rate_cell_t, bit<32>>(rcp_police_bytes) read_police_bytes = {
         void apply(inout bit<32> value, out bit<32> read) { read = value; }

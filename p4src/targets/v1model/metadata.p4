@@ -23,7 +23,7 @@ header police_key_h {
 // The feedforward's working values for a SYN or an ENDING packet (rcp.p4): the port's P and long threshold,
 // the flow's size capped at P, a sum it is added to; for a long SYN the port's long-arrival count with it,
 // the count at the interval's start, its rank k in the interval (0 for the first), its cell in rcp_syn_rate;
-// for a SYN the rate found for it.
+// for a SYN the value found for it (the complement of the rate, defines.p4).
 header syn_stamp_h {
     size_pkts_t grant;
     size_pkts_t long_packets;
@@ -32,7 +32,7 @@ header syn_stamp_h {
     bit<32>     arrivals;
     bit<32>     base;
     bit<32>     k;
-    rate_kbps_t rate;
+    rate_kbps_t not_rate;
     bit<4>      _pad;           // bmv2 headers are whole bytes
     syn_cell_t  cell;
 }
@@ -41,9 +41,10 @@ struct metadata_t {
     bool udp_fits_rcp;
 #ifndef WITHOUT_RCP
     // Read in ingress by weight_classifier (weights.p4) for forward RCP packets, from the cell of their
-    // (output port, weight class): the rate to stamp (RCP_RATE_NONE: RCP off there) and the policing
+    // (output port, weight class): the complement of the rate to stamp (0: RCP_RATE_NONE, RCP off there;
+    // kept as read, since a field written costs bmv2 more than the NOT in each use) and the policing
     // parameters (limit 0: off).
-    rate_kbps_t    rate;
+    rate_kbps_t    not_rate;
     bit<64>        police;          // allowance << 32 | limit (policing.p4: POLICE_ALLOWANCE, POLICE_LIMIT)
     // The policer's working values (policing.p4): one index and one cell, for row 0 and then row 1.
     police_key_h   police_key;

@@ -26,9 +26,8 @@
 // deltas. Names start with "." so they stay the same on every target.
 
 // The rate stamped into packets of weight class k leaving port p, kb/s, in cell (p << 3) | k: min(gamma C,
-// w_k R[p]), written by the control plane; RCP_RATE_NONE = RCP not configured there (bmv2's registers start
-// at 0: the control plane writes RCP_RATE_NONE into every cell it does not otherwise set). Read in ingress
-// with the class (weights.p4).
+// w_k R[p]), written by the control plane as its complement (defines.p4), so that a cell at bmv2's reset
+// value, 0, is RCP_RATE_NONE: RCP not configured there. Read in ingress with the class (weights.p4).
 @name(".rcp_rate") register<rate_kbps_t, rate_cell_t>(RATE_CELLS) rcp_rate;
 
 // Addition 1: packets and bytes routed to port p, counted on arrival.
@@ -47,7 +46,8 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
     // interval stamped with the rate that fits it, rcp_syn_rate[(p << 3) | (k - 1)], k counted from
     // rcp_arrivals_base, which the control plane sets to rcp_long_arrivals at each interval; the short flows'
     // SYNs stamped with rcp_short_rate. P (rcp_grant_packets) and the long threshold (rcp_long_packets) are
-    // the control plane's, so that nothing here divides. A rate of RCP_RATE_NONE caps nothing.
+    // the control plane's, so that nothing here divides. A rate of RCP_RATE_NONE (the feedforward off, and a
+    // cell at its reset value) caps nothing; the rate cells hold the complement, as rcp_rate's.
     @name(".rcp_committed_arrivals")   register<bit<32>, PortId_t>(NUM_PORTS) rcp_committed_arrivals;
     @name(".rcp_committed_departures") register<bit<32>, PortId_t>(NUM_PORTS) rcp_committed_departures;
     @name(".rcp_long_arrivals")        register<bit<32>, PortId_t>(NUM_PORTS) rcp_long_arrivals;
@@ -105,7 +105,7 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
     }
 
     action read_short_rate() {
-        rcp_short_rate.read(meta.syn.rate, std_meta.egress_port);
+        rcp_short_rate.read(meta.syn.not_rate, std_meta.egress_port);
     }
 
     // A forward RCP packet's kind in one lookup: bmv2 pays a condition's operators for each kind tested,
@@ -136,11 +136,12 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
                         rank_long_arrival();
                         if (meta.syn.k >= SYN_RATES) { meta.syn.k = SYN_RATES - 1; }
                         find_syn_cell();
-                        rcp_syn_rate.read(meta.syn.rate, meta.syn.cell);
+                        rcp_syn_rate.read(meta.syn.not_rate, meta.syn.cell);
                     } else {
                         read_short_rate();
                     }
-                    if (meta.syn.rate < meta.rate) { meta.rate = meta.syn.rate; }
+                    // the smaller rate is the larger complement
+                    if (meta.syn.not_rate > meta.not_rate) { meta.not_rate = meta.syn.not_rate; }
                 }
                 count_departure: {
                     meta.syn.committed = hdr.rcp.size;                          // min(size, P)
@@ -156,10 +157,10 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
                 rcp_rtt_sum.write(p, rtt_sum);
                 rcp_rtt_count.count(p);                                                 // addition 3
             }
-            // meta.rate: the stamp of the packet's (port, weight class), read in ingress (weights.p4).
-            if (hdr.rcp.rate_kbps > meta.rate) {                                        // comparison 2
-                hdr.udp.checksum = udp_csum_replace32_mul(hdr.udp.checksum, hdr.rcp.rate_kbps, meta.rate);
-                hdr.rcp.rate_kbps = meta.rate;
+            // ~meta.not_rate: the stamp of the packet's (port, weight class), read in ingress (weights.p4).
+            if (hdr.rcp.rate_kbps > ~meta.not_rate) {                                   // comparison 2
+                hdr.udp.checksum = udp_csum_replace32_mul(hdr.udp.checksum, hdr.rcp.rate_kbps, ~meta.not_rate);
+                hdr.rcp.rate_kbps = ~meta.not_rate;
             }
         } else {
             record_queue_depth();

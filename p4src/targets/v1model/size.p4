@@ -10,8 +10,8 @@
 typedef bit<12> rate_cell_t;
 // One entry per (RCP port, DSCP value): 64 ports with RCP.
 #define WEIGHT_CLASSIFIER_SIZE 4096
-// The cell of packets weight_classifier did not classify: the drop port's, whose stamp the control plane
-// sets to RCP_RATE_NONE (no stamp) and whose policing it never writes (off).
+// The cell of packets weight_classifier did not classify: the drop port's, whose stamp is RCP_RATE_NONE (no
+// stamp: the reset value, which the control plane writes again) and whose policing it never writes (off).
 #define UNCLASSIFIED_CELL 4088
 // One SYN stamp per (port, k): (port << SYN_RATE_BITS) | (k - 1).
 #define SYN_RATE_CELLS 4096

@@ -12,16 +12,18 @@
 
 control WeightClassifier(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t std_meta) {
     // The rcp_rate register is read here rather than in egress: the cell is an action parameter, so bmv2
-    // computes no index; the stamp itself is still written on departure (rcp.p4).
+    // computes no index; the stamp itself is still written on departure (rcp.p4), from the cell's value as
+    // read (its complement, defines.p4).
     @name(".set_cell_weight_classifier")
     action set_cell_weight_classifier(rate_cell_t cell) {
-        rcp_rate.read(meta.rate, cell);
+        rcp_rate.read(meta.not_rate, cell);
         rcp_police.read(meta.police, cell);
     }
 
     // The control plane installs, for every RCP port and every DSCP value, the cell of (port, class):
     // (port << WEIGHT_CLASS_BITS) | class, class 0 (weight 1) for a DSCP the operator did not map. A miss
-    // (a port without RCP) reads the drop port's cells: no stamp (RCP_RATE_NONE), no policing.
+    // (a port without RCP, or a switch no control plane has programmed) reads the drop port's cells: no stamp
+    // (RCP_RATE_NONE, a cell at its reset value), no policing.
     @name(".weight_classifier")
     table weight_classifier {
         key = {

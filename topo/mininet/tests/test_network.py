@@ -47,3 +47,26 @@ def test_a_pair_a_running_switch_uses_is_kept(stale_pair):
     finally:
         switch.kill()
         switch.wait()
+
+
+def test_a_controller_process_is_given_the_runs_topology_and_parameters(tmp_path):
+    """control_plane = "process": the standalone controller's command line loads the very topology the network
+    was built from (its parameters written beside the run) and the run's RCP parameters."""
+    from control_plane.__main__ import parse_args, rcp_params
+    from p4rcp.params import RcpParams
+    from p4rcp.topology import load_topology
+    from topo.experiment import TOPOLOGIES_DIR
+    from topo.mininet.network import Network
+
+    topology = load_topology(TOPOLOGIES_DIR / "dumbbell.toml", pairs=3, rtt_ms=[20, 40, 80], bottleneck_mbps=12)
+    params = RcpParams(alpha=0.6, beta=0.2, feedforward=True, queue_packet_bytes=topology.data_frame_bytes)
+    network = Network(topology, Path("unused.json"), tmp_path, control_plane="process")
+    command = network.controller_command("s1", params)
+    assert command[1:3] == ["-m", "control_plane"]
+    args = parse_args(command[3:])
+    assert (args.switch, args.log) == ("s1", str(tmp_path / "control_s1.jsonl"))
+    again = load_topology(args.topology)
+    assert again.switch("s1") == topology.switch("s1") and again.routes("s1") == topology.routes("s1")
+    assert rcp_params(args.preset, args.param, again.data_frame_bytes)[1] == params
+    with pytest.raises(ValueError, match="thread, process"):
+        Network(topology, Path("unused.json"), tmp_path, control_plane="elsewhere")
