@@ -159,6 +159,12 @@ class SynGrants:
                    (REG_LONG_PACKETS, port, self.long_packets)])
 
     @classmethod
+    def at_reset(cls) -> "SynGrants":
+        """What a port's cells mean before any control plane wrote them: no SYN capped (the stamps' reset value
+        is RATE_NONE), P = 0 (no size counted) and a threshold of 0 (every SYN of a size above 0 long)."""
+        return cls(0, (RATE_NONE,) * SYN_RATES, RATE_NONE, 0, 0)
+
+    @classmethod
     def none(cls) -> "SynGrants":
         """No cap on any SYN, and every flow counted as a whole flow of the largest size."""
         return cls(0, (RATE_NONE,) * SYN_RATES, RATE_NONE, SIZE_MAX_PACKETS, SIZE_MAX_PACKETS // 2)

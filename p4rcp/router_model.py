@@ -170,7 +170,7 @@ class RouterModel:
         kind, flags = out[rcp] & 0x0F, out[rcp + 1]
         size = struct.unpack_from("!H", out, rcp + 2)[0]
         rate, rtt = struct.unpack_from("!II", out, rcp + 4)
-        grants = self.syn_grants.get(port, dp.SynGrants.none())
+        grants = self.syn_grants.get(port, dp.SynGrants.at_reset())
         committed = min(size, grants.grant_packets)
         stamp = self.stamp(port, dscp)
         capped = False

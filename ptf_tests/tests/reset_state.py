@@ -16,7 +16,7 @@ class UnprogrammedTest(RcpTest):
         RcpTest.setUp(self)
         self.switch.reload_program()
         # every cell at its reset value: no SYN capped, P = 0 (no size counted) and every sized SYN long
-        self.grants = {p: dp.SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, 0, 0) for p in PORTS}
+        self.grants = {p: dp.SynGrants.at_reset() for p in PORTS}
         self.switch.install_routes([r for r in ROUTES if r.port == 2])
 
     def expect_unstamped(self):
