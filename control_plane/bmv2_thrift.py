@@ -22,6 +22,7 @@ from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
 from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -286,8 +287,9 @@ class Bmv2ThriftDriver:
                                                 queue_depth=arrays[dp.REG_QUEUE_DEPTH][p],
                                                 policed_bytes=counts[dp.COUNTER_POLICED, p].bytes,
                                                 policed_packets=counts[dp.COUNTER_POLICED, p].packets,
-                                                arrivals=arrays[dp.REG_ARRIVALS][p],
-                                                departures=counts[dp.COUNTER_DEPARTURES, p].packets)
+                                                long_arrivals=arrays[dp.REG_LONG_ARRIVALS][p],
+                                                committed_arrivals=arrays[dp.REG_COMMITTED_ARRIVALS][p],
+                                                committed_departures=arrays[dp.REG_COMMITTED_DEPARTURES][p])
                                 for p in ports})
 
     def read_counter(self, name: str, index: int):
@@ -308,12 +310,9 @@ class Bmv2ThriftDriver:
         self._write_registers("write policing", [(dp.REG_POLICE, cell, dp.police_cell_value(*pair))
                                                  for cell, pair in params.items()])
 
-    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
-        """Each port's arrivals base and SYN stamps, the same way as the stamps."""
-        self._write_registers("write SYN rates", [cell for port, (base, stamps) in rates.items() for cell in
-                                                  [(dp.REG_ARRIVALS_BASE, port, base)]
-                                                  + [(dp.REG_SYN_RATE, dp.syn_cell(port, k), dp.stamp_cell_value(kbps))
-                                                     for k, kbps in enumerate(stamps, start=1)]])
+    def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
+        """Each port's SynGrants, the same way as the stamps."""
+        self._write_registers("write SYN grants", [cell for port, g in grants.items() for cell in g.cells(port)])
 
     def _write_registers(self, what: str, cells: list[tuple[str, int, int]]) -> None:
         std = self._std

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from p4rcp.dataplane import SynGrants
 from p4rcp.topology import Route
 
 # How a target's output queues drain: bmv2 serves a packet rate (set_queue_rate, packets per second),
@@ -32,8 +33,11 @@ class PortCounters:
     queue_depth: int             # in the target's unit: Driver.queue_unit_bytes (packets where that is None)
     policed_bytes: int = 0       # part of the input that policing dropped (docs/design.md, "Policing")
     policed_packets: int = 0
-    arrivals: int = 0            # SYNs to the port (32-bit register, wraps)
-    departures: int = 0          # DATA packets flagged LAST to the port
+    # The feedforward's counts (32-bit registers, wrap): SYNs of long flows (size above the long threshold),
+    # and the sizes, each capped at P, of every SYN and of every DATA flagged ENDING (docs/protocol.md).
+    long_arrivals: int = 0
+    committed_arrivals: int = 0
+    committed_departures: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,8 @@ class Driver(Protocol):
     def write_police(self, params: dict[int, tuple[int, int]]) -> None:
         """Each cell's policing (allowance bytes per epoch, limit bytes); (0, 0) turns it off there."""
 
-    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
-        """Per port: (the arrivals count the interval starts from, the stamp of its k-th SYN for k = 1 ..
-        SYN_RATES in kb/s, RATE_NONE: no cap)."""
+    def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
+        """Per port: how its SYNs are stamped and their sizes counted this interval."""
 
     def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
         """The stamp each of these (port, class) cells holds now, kb/s (RATE_NONE: none): what a controller

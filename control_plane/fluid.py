@@ -9,9 +9,11 @@ overflow the queue, and how long short flows take against processor sharing.
 
 Three routers (docs/design.md, "Sudden load"):
 - "rcp": the RCP law; a new flow starts at the R its SYN carried.
-- "rcp-ff": the law, then the flow-count feedforward: R scaled by N / (N + arrivals - departures) each
-  interval (SYNs and last DATA packets counted at the router), and each SYN stamped with the rate that fits it
-  (rcp_syn_rates: the k-th SYN of the interval takes what k fair shares leave after the ones before it).
+- "rcp-ff": the law, then the feedforward as the routers run it (docs/design.md): R scaled by N / (N + a - l)
+  each interval, a and l the flows that arrived (SYN) and are ending (their unsent data fits one round trip at
+  their rate), each weighed by min(size, P) / P; a long flow's SYN (size above P / 2) stamped with the next
+  stamp of the sequence that runs over the last round trip (rcp_window_syn_rates), a short flow's with the
+  first flow's share.
 - "rcp-ac": the talk's RCP-AC, approximated: flows below R accelerate towards it with an aggregate budget
   phi = alpha (C - y) d + (gamma_ac B - beta q) per RTT, shared in proportion to their deficits; new flows
   start at one packet per RTT.
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from p4rcp.analysis import time_to_share
 from p4rcp.dataplane import SYN_RATES
 from p4rcp.presets import PRESETS, router_preset
-from p4rcp.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates
+from p4rcp.rcp_law import rcp_feedforward, rcp_grant_packets, rcp_rate, rcp_syn_rates, rcp_window_syn_rates
 
 ROUTERS = ("rcp", "rcp-ff", "rcp-ac")
 # The RcpParams fields the model takes from a preset; a preset that sets any other is run without it, and says so.
@@ -81,6 +83,8 @@ class _Flow:
     first_rate: float              # until it hears the common R, one RTT after it starts sending
     left: float                    # bits
     rate: float = 0.0
+    size_pkts: float = float("inf")
+    ending: bool = False           # the router has counted its ending
 
 
 @dataclass
@@ -105,23 +109,32 @@ def run(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q
     R = C / max(1, sum(1 for start, _ in pending if start <= 0.0))
     times, rates = [0.0], [R]                      # R as computed, for the senders to hear later
     flows: list[_Flow] = []
-    q = arrived = dropped = t = y_last = 0.0
+    q = arrived = dropped = t = 0.0
     next_update = T
-    syns = lasts = 0
+    # the feedforward's state, as the data plane and the loop hold it (control_plane/loop.py next_grants)
+    P = rcp_grant_packets(R, link.rtt_s, bits)
+    long_rates, short_rate, long_syns, base = [float("inf")] * SYN_RATES, float("inf"), 0, 0
+    window: list[tuple[float, int, float, float]] = []
+    committed_a = committed_d = 0.0
     intervals, fcts = [], []
     newest: _Flow | None = None
     while t < duration_s:
         heard = rates[bisect.bisect_right(times, t - link.rtt_s - q / C) - 1]
         while pending and pending[0][0] <= t:
             start, size = pending.pop(0)
-            syns += 1
             if router == "rcp-ff" and start > 0:
-                first = rcp_syn_rates(R, C, y_last, min(syns, SYN_RATES))[-1]     # the data plane's 8 cells
+                size_field = min(size, 0xFFFF)
+                committed_a += min(size_field, P)
+                if size_field > P // 2:
+                    long_syns += 1
+                    first = min(R, long_rates[min(long_syns - base, SYN_RATES) - 1])
+                else:
+                    first = min(R, short_rate)
             elif router == "rcp-ac" and start > 0:
                 first = bits / link.rtt_s
             else:
                 first = heard
-            newest = _Flow(start, start + link.rtt_s if start > 0 else 0.0, first, size * bits, first)
+            newest = _Flow(start, start + link.rtt_s if start > 0 else 0.0, first, size * bits, first, size)
             flows.append(newest)
         offered = 0.0
         for f in flows:
@@ -131,11 +144,13 @@ def run(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q
                 f.rate = heard                      # every flow at the R it last heard, new ones too
             elif router == "rcp-ff":
                 f.rate = f.first_rate if t < f.sends_from + link.rtt_s else heard
+            if router == "rcp-ff" and not f.ending and f.left <= f.rate * link.rtt_s:
+                f.ending = True
+                committed_d += min(min(f.size_pkts, 0xFFFF), P)
             x = min(f.rate * dt_s, f.left)
             f.left -= x
             offered += x
             if f.left <= 0:
-                lasts += 1                          # its last DATA packet crosses the router now
                 fcts.append(t + dt_s + link.rtt_s / 2 + q / C - f.syn_s)
         flows = [f for f in flows if f.left > 0]
         arrived += offered
@@ -149,11 +164,19 @@ def run(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q
             R_prev = R
             R = rcp_rate(R, T, link.rtt_s + q / C, C, y, q, alpha=alpha, beta=beta, q0=q0, R_min=C / 1000)
             if router == "rcp-ff":
-                R = rcp_feedforward(R, R_prev, C, syns, lasts, R_min=C / 1000)
+                d0 = link.rtt_s + q / C
+                R = rcp_feedforward(R, R_prev, C, committed_a / P, committed_d / P, R_min=C / 1000)
+                window.append((t, long_syns, R, y))
+                while len(window) > 1 and window[1][0] <= t - d0:
+                    window.pop(0)
+                _, base_w, R_w, y_w = window[0]
+                R_w = min(R_w, 10 * R)
+                long_rates = rcp_window_syn_rates(R_w, C, y_w, long_syns - base_w, SYN_RATES)
+                P = rcp_grant_packets(rcp_syn_rates(R_w, C, y_w, 1)[0], d0, bits)
+                short_rate = rcp_syn_rates(R, C, y, 1)[0]
+                base, committed_a, committed_d = long_syns, 0.0, 0.0
             elif router == "rcp-ac":
                 _accelerate(flows, t, heard, y, q, C, link, alpha, beta, ac_gamma * q_limit)
-            syns = lasts = 0
-            y_last = y
             times.append(t)
             rates.append(R)
             next_update += T

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.police import police_allowance, police_limit
-from p4rcp.rcp_law import rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
+from p4rcp.rcp_law import (rcp_feedforward, rcp_grant_packets, rcp_rate, rcp_syn_rates, rcp_window_syn_rates,
+                            stamp_rate)
 from p4rcp.topology import Route, Switch, SwitchPort
 
 log = logging.getLogger("control_plane")
@@ -39,10 +41,10 @@ def counter_delta(new: int, old: int, bits: int) -> int:
     return delta
 
 
-def program_switch(driver: Driver, switch: Switch, routes: list[Route], *, syn_stamps: bool = True) -> dict[str, int]:
+def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> dict[str, int]:
     """Routes and queue settings of the topology, on a connected switch, and no stamp where none belongs:
-    the unclassified cell (every port without RCP) caps nothing (RATE_NONE), and with `syn_stamps` neither
-    does any port's SYN stamp. A switch that holds the routes already keeps them: the table is reconciled,
+    the unclassified cell (every port without RCP) caps nothing (RATE_NONE), nor does any port's SYN stamp
+    (SynGrants.none(): a cap another tool left is lifted). A switch that holds the routes already keeps them: the table is reconciled,
     not cleared (Driver.install_routes), so that a controller (re)started against a forwarding switch drops
     nothing. Where the driver sets no queues (P4Runtime alone: Tofino shapes its ports in the traffic
     manager's own configuration), the topology's capacities are what the operator shaped the ports to.
@@ -52,8 +54,7 @@ def program_switch(driver: Driver, switch: Switch, routes: list[Route], *, syn_s
         for sp in switch.ports.values():
             driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
     driver.write_rates_kbps({dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
-    if syn_stamps:
-        driver.write_syn_rates({port: (0, [dp.RATE_NONE] * dp.SYN_RATES) for port in sorted(switch.ports)})
+    driver.write_syn_grants({port: SynGrants.none() for port in sorted(switch.ports)})
     return changes
 
 
@@ -79,7 +80,10 @@ class PortState:
     last: PortCounters | None = None
     last_time: float = 0.0
     last_rtt_s: float | None = None  # the last interval's mean RTT sample (ns-2 reuses it in an interval without)
-    syn_rates_bps: list[float] = field(default_factory=list)   # feedforward: the stamps of the interval's SYNs
+    # The feedforward: what the switch holds for this port's SYNs, and the window the long SYNs' stamps run
+    # over, (time, long SYNs counted, R, y) of each interval, back to the last one at least d0 old.
+    grants: SynGrants = field(default_factory=SynGrants.none)
+    syn_window: deque = field(default_factory=deque)
     # False after R was resumed from a running switch: d0 is not in the switch, so the first interval's mean
     # RTT becomes d0 instead of being averaged into d0_init (which would take tens of intervals to forget).
     d0_measured: bool = True
@@ -179,13 +183,17 @@ class ControlLoop:
         self.connected = False
         self.driver.connect()
         resumed = {} if self.synchronised_once else self._resume()
-        routes = program_switch(self.driver, self.switch, self.routes,
-                                syn_stamps=not (resumed and self.params.feedforward))
+        routes = program_switch(self.driver, self.switch, self.routes)
         # The cells before the classes that point at them, so that no packet reads a cell not yet written.
-        # program_switch left the unclassified cell and the SYN stamps without a cap (a resumed switch keeps
-        # its SYN stamps until the feedforward's first interval writes new ones).
+        # program_switch left the unclassified cell without a cap; the feedforward's SYN stamps cap nothing
+        # until its first interval, and count sizes against the P of this R (the loop must know the P the
+        # switch counts with, so it writes its own, resumed or not).
         for ps in self.ports.values():
             self._refresh_cells(ps)
+        if self.params.feedforward:
+            for ps in self.ports.values():
+                ps.grants, ps.syn_window = self.first_grants(ps), deque()
+            self.driver.write_syn_grants({ps.port: ps.grants for ps in self.ports.values()})
         self.driver.write_rates_kbps(self._stamps(self.ports.values()))
         self.driver.write_police(self._police(self.ports.values()))
         classes = self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
@@ -240,6 +248,36 @@ class ControlLoop:
                                                 burst_bytes=p.police_burst_packets * p.queue_packet_bytes)))
         return out
 
+    def first_grants(self, ps: PortState) -> SynGrants:
+        """Before the feedforward's first interval: no SYN capped, sizes counted against the grant of R."""
+        p = self.params
+        P = rcp_grant_packets(min(p.gamma * ps.C_bps, ps.R_bps), ps.d0_s, p.queue_packet_bytes * 8)
+        return SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, P, P // 2)
+
+    def next_grants(self, ps: PortState, now: float, long_arrivals: int, y: float) -> SynGrants:
+        """The next interval's SYN stamps and counting (SynGrants), with R and y as of now.
+
+        A long flow's SYN (one that lasts more than half a round trip at its grant) takes the next stamp
+        of the sequence that runs over the last round trip (rcp_window_syn_rates): the flows that joined in
+        it hold their grants and do not show in y yet. A short flow's SYN takes the first flow's share of
+        now: it is gone before it could crowd the link. P, what a flow's size counts up to, is what a flow
+        sends in its first round trip at the window's first grant."""
+        p, window = self.params, ps.syn_window
+        window.append((now, long_arrivals, ps.R_bps, y))
+        while len(window) > 1 and window[1][0] <= now - ps.d0_s:
+            window.popleft()
+        _, base_w, R_w, y_w = window[0]
+        m = counter_delta(long_arrivals, base_w, dp.ARRIVALS_BITS)
+        # The window's R, unless R has fallen more than tenfold since (a crowd arrived): then the sequence
+        # would grant from a link that is no longer there.
+        R_w = min(R_w, 10 * ps.R_bps)
+        long_rates = rcp_window_syn_rates(R_w, ps.C_bps, y_w, m, dp.SYN_RATES, gamma=p.gamma)
+        P = rcp_grant_packets(rcp_syn_rates(R_w, ps.C_bps, y_w, 1, gamma=p.gamma)[0], ps.d0_s,
+                              p.queue_packet_bytes * 8)
+        short = rcp_syn_rates(min(p.gamma * ps.C_bps, ps.R_bps), ps.C_bps, y, 1, gamma=p.gamma)[0]
+        return SynGrants(long_arrivals % (1 << dp.ARRIVALS_BITS), tuple(_kbps(r) for r in long_rates), _kbps(short),
+                         P, P // 2)
+
     def _police(self, states) -> dict[int, tuple[int, int]]:
         return {dp.rate_cell(ps.port, k): pair for ps in states for k, pair in enumerate(ps.police)}
 
@@ -265,8 +303,7 @@ class ControlLoop:
             if self.params.police:
                 self.driver.write_police(self._police(updated))
             if self.params.feedforward:
-                self.driver.write_syn_rates({ps.port: (ps.last.arrivals, [_kbps(r) for r in ps.syn_rates_bps])
-                                             for ps in updated})
+                self.driver.write_syn_grants({ps.port: ps.grants for ps in updated})
         timing = {"loop_s": self.clock() - started, "read_s": read_s, "answer_s": read.at - started,
                   "late_s": None if deadline is None else started - deadline}
         for record in records:
@@ -308,12 +345,15 @@ class ControlLoop:
         R_prev = ps.R_bps
         ps.R_bps = rcp_rate(R_prev, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,
                             gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps, w_min=w_min)
-        arrivals = counter_delta(c.arrivals, ps.last.arrivals, dp.ARRIVALS_BITS)
-        departures = counter_delta(c.departures, ps.last.departures, d.counter_bits)
+        # The flows that arrived and are ending, each weighed by the share of a round trip it lasts: the
+        # committed sizes count min(size, P) per flow, P the grant the interval counted them with.
+        P = ps.grants.grant_packets
+        arrivals = counter_delta(c.committed_arrivals, ps.last.committed_arrivals, dp.ARRIVALS_BITS) / P
+        departures = counter_delta(c.committed_departures, ps.last.committed_departures, dp.ARRIVALS_BITS) / P
         if p.feedforward:
             ps.R_bps = rcp_feedforward(ps.R_bps, R_prev, ps.C_bps, arrivals, departures, gamma=p.gamma,
-                                       R_min=p.R_min_bps, w_min=w_min, kappa=p.feedforward_gain)
-            ps.syn_rates_bps = rcp_syn_rates(ps.R_bps, ps.C_bps, y, dp.SYN_RATES, gamma=p.gamma)
+                                       R_min=p.R_min_bps, w_min=w_min)
+            ps.grants = self.next_grants(ps, now, c.long_arrivals, y)
         ps.last, ps.last_time = c, now
         if p.police:
             # the senders follow the R they heard up to one RTT ago, and a queue that built up when R fell
@@ -332,8 +372,9 @@ class ControlLoop:
                 "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes,
                 "stamps_bps": ps.stamps_bps,
                 "policed_packets": d_policed_packets, "policed_bytes": d_policed_bytes,
-                "arrivals": arrivals, "departures": departures,
-                "syn_rates_bps": ps.syn_rates_bps if p.feedforward else None,
+                "arrivals": arrivals, "departures": departures, "grant_packets": P,
+                "syn_rates_bps": [r * 1000 for r in ps.grants.long_kbps] if p.feedforward else None,
+                "short_rate_bps": ps.grants.short_kbps * 1000 if p.feedforward else None,
                 "police_allowance_bytes": None if police is None else [a for a, _ in police],
                 "police_limit_bytes": None if police is None else [limit for _, limit in police]}
 

@@ -31,6 +31,7 @@ import finsy as fy
 import grpc
 
 from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -78,12 +79,10 @@ def police_entries(params: dict[int, tuple[int, int]], packed: bool) -> list[fy.
             for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT), pair)]
 
 
-def syn_rate_entries(rates: dict[int, tuple[int, list[int]]]) -> list[fy.P4RegisterEntry]:
-    """Each port's arrivals base and the stamps of the k-th SYN of the interval."""
-    return [entry for port, (base, stamps) in sorted(rates.items()) for entry in
-            [fy.P4RegisterEntry(dp.REG_ARRIVALS_BASE, index=port, data=base)]
-            + [fy.P4RegisterEntry(dp.REG_SYN_RATE, index=dp.syn_cell(port, k), data=dp.stamp_cell_value(kbps))
-               for k, kbps in enumerate(stamps, start=1)]]
+def syn_grant_entries(grants: dict[int, SynGrants]) -> list[fy.P4RegisterEntry]:
+    """Each port's SynGrants: the long SYNs' base and stamps, the short SYNs' stamp, P and the threshold."""
+    return [fy.P4RegisterEntry(name, index=index, data=value)
+            for port, g in sorted(grants.items()) for name, index, value in g.cells(port)]
 
 
 def weight_class_entries(ports: list[int], classes: dict[int, int]) -> list[fy.P4TableEntry]:
@@ -148,7 +147,9 @@ def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], por
                             queue_depth=values[dp.REG_QUEUE_DEPTH, p],
                             policed_bytes=counts[dp.COUNTER_POLICED, p][0],
                             policed_packets=counts[dp.COUNTER_POLICED, p][1],
-                            arrivals=values[dp.REG_ARRIVALS, p], departures=counts[dp.COUNTER_DEPARTURES, p][1])
+                            long_arrivals=values[dp.REG_LONG_ARRIVALS, p],
+                            committed_arrivals=values[dp.REG_COMMITTED_ARRIVALS, p],
+                            committed_departures=values[dp.REG_COMMITTED_DEPARTURES, p])
             for p in ports}
 
 
@@ -326,10 +327,10 @@ class P4RuntimeDriver:
             return self.side.write_police(params)
         self._call("write policing", lambda sw: sw.modify(police_entries(params, self._police_packed)))
 
-    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
+    def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
         if self.side is not None:
-            return self.side.write_syn_rates(rates)
-        self._call("write SYN rates", lambda sw: sw.modify(syn_rate_entries(rates)))
+            return self.side.write_syn_grants(grants)
+        self._call("write SYN grants", lambda sw: sw.modify(syn_grant_entries(grants)))
 
     def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
         """The stamp each of these cells of rcp_rate holds, kb/s (RATE_NONE: none), decoded."""

@@ -5,6 +5,8 @@ names are identical on every target; p4rcp/tests/test_dataplane_names.py
 checks them against the compiled program.
 """
 
+from dataclasses import dataclass
+
 # The three additions. Pure counts are counter externs (bmv2 counts them in
 # C++, one operation per packet); the RTT sum adds a packet field, which only
 # a register can.
@@ -13,19 +15,27 @@ COUNTER_RTT_COUNT = "rcp_rtt_count"      # packets that carried a valid RTT samp
 COUNTER_POLICED = "rcp_policed"          # packets and bytes to port p that policing dropped (counted in rcp_input too)
 REG_RTT_SUM = "rcp_rtt_sum"              # sum of those samples, us
 REG_QUEUE_DEPTH = "rcp_queue_depth"      # the queue the last packet to leave p left behind (QUEUE_UNIT_BYTES)
-# The flow-count feedforward (docs/design.md, "Sudden load"): flows arriving (SYNs, a register the
-# data plane also reads to number the SYNs of an interval) and leaving (DATA flagged LAST) per port.
-REG_ARRIVALS = "rcp_arrivals"
-COUNTER_DEPARTURES = "rcp_departures"
-RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED, COUNTER_DEPARTURES)
-RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH, REG_ARRIVALS)
-ARRIVALS_BITS = 32
-# Written each interval: rcp_arrivals_base[p] (the arrivals at its start) and rcp_syn_rate[syn_cell(p, k)],
-# the stamp of the k-th SYN of the interval (RATE_NONE: no cap), encoded as REG_RATE's (stamp_cell_value).
+# The feedforward (docs/design.md, "Sudden load"), per port. Read each interval: the SYNs of long flows
+# (a register the data plane also reads to rank them), and the committed sizes: min(size, P) added per SYN
+# and per DATA flagged ENDING. Written each interval: the long-SYN count the interval starts from, the stamp
+# of its k-th long SYN rcp_syn_rate[syn_cell(p, k)], the short SYNs' stamp, P and the long threshold
+# (RATE_NONE: no cap), the stamps encoded as REG_RATE's (stamp_cell_value).
+REG_LONG_ARRIVALS = "rcp_long_arrivals"
+REG_COMMITTED_ARRIVALS = "rcp_committed_arrivals"
+REG_COMMITTED_DEPARTURES = "rcp_committed_departures"
+RCP_COUNTERS = (COUNTER_INPUT, COUNTER_RTT_COUNT, COUNTER_POLICED)
+RCP_REGISTERS_READ = (REG_RTT_SUM, REG_QUEUE_DEPTH, REG_LONG_ARRIVALS, REG_COMMITTED_ARRIVALS,
+                      REG_COMMITTED_DEPARTURES)
+ARRIVALS_BITS = 32         # the three registers above
 REG_ARRIVALS_BASE = "rcp_arrivals_base"
 REG_SYN_RATE = "rcp_syn_rate"
+REG_SHORT_RATE = "rcp_short_rate"
+REG_GRANT_PACKETS = "rcp_grant_packets"
+REG_LONG_PACKETS = "rcp_long_packets"
 SYN_RATE_BITS = 3
 SYN_RATES = 1 << SYN_RATE_BITS
+SIZE_BITS = 16             # the RCP header's size field, and P and the long threshold
+SIZE_MAX_PACKETS = (1 << SIZE_BITS) - 1
 COUNTER_BITS = 64          # counter externs: 64-bit on bmv2 and in P4Runtime's CounterData
 RTT_SUM_BITS = 32          # the RTT-sum register on every target; deltas are taken modulo 2^32
 NUM_PORTS = 512
@@ -57,7 +67,8 @@ def stamp_cell_value(kbps: int) -> int:
     A register's reset value, 0, then reads as RATE_NONE: a switch no control plane has written yet (just
     started or restarted, or started by another tool) stamps no rate, on every target (bmv2's and SUME's
     registers start at 0, as do Tofino's without an initial value). The data plane takes the complement of
-    the cell per packet, a bitwise NOT (docs/protocol.md, "What a router does per packet")."""
+    the cell per packet, a bitwise NOT (docs/reliability.md, "A switch no controller has written stamps
+    nothing")."""
     if isinstance(kbps, bool) or not isinstance(kbps, int) or not 0 <= kbps <= RATE_NONE:
         raise ValueError(f"a stamp is a 32-bit rate in kb/s, got {kbps!r}")
     return RATE_NONE ^ kbps
@@ -121,3 +132,39 @@ POLICE_EPOCH_S = {"v1model": (1 << 14) * 1e-6, "tna": (1 << 24) * 1e-9, "t2na": 
 # Intel's driver (open-p4studio, bf-drivers/src/traffic_mgr/init/tm_tofino.h BF_TM_TOFINO_CELL_SIZE and
 # tm_tof2.h BF_TM_TOF2_CELL_SIZE; neither p4c nor tna.p4/t2na.p4 states them); SUME 32-byte words.
 QUEUE_UNIT_BYTES = {"v1model": None, "tna": 80, "t2na": 176, "sume": 32}
+
+
+@dataclass(frozen=True)
+class SynGrants:
+    """What a port's SYNs are stamped with and how their sizes count, written each interval.
+
+    A SYN whose size is above `long_packets` is a long flow's: the k-th since the long-arrivals count was
+    `base` is stamped at most long_kbps[k - 1] (the last for every later one). Any other SYN is stamped at
+    most `short_kbps`. Every SYN and ENDING packet adds min(size, grant_packets) to the port's committed
+    counts. RATE_NONE caps nothing."""
+    base: int
+    long_kbps: tuple[int, ...]
+    short_kbps: int
+    grant_packets: int
+    long_packets: int
+
+    def cells(self, port: int) -> list[tuple[str, int, int]]:
+        """The register cells (register, index, value) that hold these grants for `port`, the stamps encoded as
+        the data plane holds them (stamp_cell_value)."""
+        return ([(REG_ARRIVALS_BASE, port, self.base)]
+                + [(REG_SYN_RATE, syn_cell(port, k), stamp_cell_value(kbps))
+                   for k, kbps in enumerate(self.long_kbps, start=1)]
+                + [(REG_SHORT_RATE, port, stamp_cell_value(self.short_kbps)),
+                   (REG_GRANT_PACKETS, port, self.grant_packets),
+                   (REG_LONG_PACKETS, port, self.long_packets)])
+
+    @classmethod
+    def at_reset(cls) -> "SynGrants":
+        """What a port's cells mean before any control plane wrote them: no SYN capped (the stamps' reset value
+        is RATE_NONE), P = 0 (no size counted) and a threshold of 0 (every SYN of a size above 0 long)."""
+        return cls(0, (RATE_NONE,) * SYN_RATES, RATE_NONE, 0, 0)
+
+    @classmethod
+    def none(cls) -> "SynGrants":
+        """No cap on any SYN, and every flow counted as a whole flow of the largest size."""
+        return cls(0, (RATE_NONE,) * SYN_RATES, RATE_NONE, SIZE_MAX_PACKETS, SIZE_MAX_PACKETS // 2)

@@ -47,10 +47,10 @@ class RcpParams:
     police_margin: float = 0.02
     police_slack_s: float = 0.010     # the hosts catch a late timer up by up to 10 ms of their rate
     police_burst_packets: float = 2.0
-    # The flow-count feedforward (docs/design.md, "Sudden load"): R scaled by N / (N + arrivals -
-    # departures) every interval, and the k-th SYN of an interval stamped with the rate that fits it.
-    feedforward: bool = False
-    feedforward_gain: float = 1.0     # kappa: the share of the step taken, R * N / (N + kappa (a - l))
+    # The flow-count feedforward (docs/design.md, "Sudden load"): R scaled by N / (N + a - l) every
+    # interval, a and l the flows that arrived and are ending, each weighed by the share of a round trip
+    # it lasts; a long flow's SYN stamped with the rate that fits it, a short flow's with the first share.
+    feedforward: bool = True
 
     def __post_init__(self):
         for f in fields(self):
@@ -70,9 +70,6 @@ class RcpParams:
             raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
         if not isinstance(self.feedforward, bool):
             raise ValueError(f"RCP parameter feedforward must be true or false, got {self.feedforward!r}")
-        if not 0 < self.feedforward_gain <= 1 or (self.feedforward_gain != 1 and not self.feedforward):
-            raise ValueError(f"RCP parameter feedforward_gain must be in (0, 1], and set only with feedforward = "
-                             f"true, got {self.feedforward_gain}")
         if not isinstance(self.police, bool) or self.police_margin < 0 or self.police_slack_s < 0 \
                 or self.police_burst_packets < 0:
             raise ValueError("RCP parameters need police true or false, police_margin, police_slack_s and "

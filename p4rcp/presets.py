@@ -86,12 +86,11 @@ def router_preset(name: str) -> Preset:
 
 def describe_routers(p: RcpParams) -> str:
     """The routers' settings in words, for what a run says it ran."""
-    step = "a - l" if p.feedforward_gain == 1 else f"{p.feedforward_gain:g} (a - l)"
     weights = ", ".join(f"{int(d)}: {w:g}" for d, w in sorted(p.dscp_weights.items(), key=lambda i: int(i[0])))
     return (f"routers alpha {p.alpha:g}, beta {p.beta:g}, gamma {p.gamma:g}, q0 {p.q0_bytes / 1000:g} kB, "
             f"T = min({p.T_max_s * 1000:g} ms, d0), d0 by {p.d0_estimator}"
-            + (f", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + {step}))"
-               if p.feedforward else "")
+            + (", flow-count feedforward (new flows stamped to fit, R scaled by N / (N + a - l), each flow "
+               "weighed by the share of a round trip it lasts)" if p.feedforward else "")
             + (", policing" if p.police else "")
             + (f", weights by DSCP {weights} (any other DSCP 1)" if p.dscp_weights else ""))
 

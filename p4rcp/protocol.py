@@ -43,8 +43,11 @@ HOSTS_MAX_RATE_KBPS = WIRE["DEFAULT_MAX_RATE_KBPS"]
 TYPE_NAMES = ("DATA", "ACK", "SYN", "SYNACK", "FIN", "FINACK", "REF", "REFACK")
 DATA, ACK, SYN, SYNACK, FIN, FINACK, REF, REFACK = (WIRE[f"TYPE_{name}"] for name in TYPE_NAMES)
 RCP_TYPES = {WIRE[f"TYPE_{name}"]: name for name in TYPE_NAMES}
-# flags: the first transmission of a flow's last DATA packet (routers count departures by it).
-FLAG_LAST = WIRE["FLAG_LAST"]
+# flags: the first DATA packet a flow sends once its unsent data takes at most one round trip (routers count
+# its departure by it, weighed by its size).
+FLAG_ENDING = WIRE["FLAG_ENDING"]
+# size on SYN and ENDING: the flow's DATA packets, saturating; this value when unknown or that large.
+SIZE_UNKNOWN_PACKETS = WIRE["SIZE_UNKNOWN_PACKETS"]
 # Stamped and RTT-sampled by routers (docs/protocol.md); REF is a slow sender's probe for R.
 FORWARD_TYPES = tuple(t for t in sorted(RCP_TYPES) if WIRE["FORWARD_TYPES_MASK"] >> t & 1)
 
@@ -55,14 +58,14 @@ class RCP(Packet):
         BitField("version", RCP_VERSION, 4),
         BitEnumField("type", DATA, 4, RCP_TYPES),
         ByteField("flags", 0),
-        ShortField("reserved", 0),
+        ShortField("size", 0),
         IntField("rate_kbps", 0),
         IntField("rtt_us", 0),
         IntField("feedback_kbps", 0),
     ]
 
     def mysummary(self):
-        return self.sprintf("RCP %type% rate=%rate_kbps%kb/s rtt=%rtt_us%us fb=%feedback_kbps%kb/s")
+        return self.sprintf("RCP %type% rate=%rate_kbps%kb/s size=%size% rtt=%rtt_us%us fb=%feedback_kbps%kb/s")
 
 
 bind_layers(UDP, RCP, dport=RCP_UDP_PORT)

@@ -44,23 +44,41 @@ def d0_ns2(d0: float, rtt: float, *, T: float, R: float, C: float) -> float:
 
 
 def rcp_feedforward(R: float, R_prev: float, C: float, arrivals: float, departures: float, *,
-                    gamma: float = 1.0, R_min: float, w_min: float = 1.0, kappa: float = 1.0) -> float:
+                    gamma: float = 1.0, R_min: float, w_min: float = 1.0) -> float:
     """R after the flows that arrived and left in the last interval, without waiting for the law to see them.
 
     RCP's own estimate of the flows sharing the link is N = gamma*C / R(t-T) (the sum of their weights with
-    weighted sharing); with a arrivals (SYNs) and l departures (last DATA packets) it becomes N + a - l, and R
-    scales by N / (N + kappa (a - l)), clamped as the law clamps it, to [R_min, gamma*C / w_min] (a link that
-    emptied gets the top). kappa (0 < kappa <= 1) takes only part of the step: where small flows come and go
-    many times an RTT, each full step swings R between its floor and C, and a long flow gets the swings'
-    mean; the law's own terms answer the rest."""
-    if R_prev <= 0 or C <= 0 or not 0 < kappa <= 1:
-        raise ValueError(f"rcp_feedforward needs R_prev, C > 0 and 0 < kappa <= 1 "
-                         f"(R_prev={R_prev}, C={C}, kappa={kappa})")
+    weighted sharing); with a flows arriving and l leaving it becomes N + a - l, and R scales by N / (N + a - l),
+    clamped as the law clamps it, to [R_min, gamma*C / w_min] (a link that emptied gets the top).
+
+    a and l are weighted counts (rcp_flow_weight): a flow that sends its whole size within its first round
+    trip never holds a share for long, so it counts for the part of a share it takes; where small flows come
+    and go many times an RTT, counting each as a whole flow would swing R between its floor and C."""
+    if R_prev <= 0 or C <= 0:
+        raise ValueError(f"rcp_feedforward needs R_prev, C > 0 (R_prev={R_prev}, C={C})")
     N = gamma * C / R_prev
-    flows = N + kappa * (arrivals - departures)
+    flows = N + arrivals - departures
     if flows <= 0:
         return gamma * C / w_min
     return min(max(R * N / flows, R_min), gamma * C / w_min)
+
+
+def rcp_grant_packets(S: float, d0: float, frame_bits: float) -> int:
+    """P: the data frames a new flow sends in its first round trip d0 at its grant S, at least 1 and at most
+    the 16-bit size field's largest value. A flow of `size` packets counts min(size, P) / P of a flow in
+    the feedforward (rcp_flow_weight); the data plane adds min(size, P) per SYN and per ENDING packet, so
+    that the control plane divides once per interval, never per packet."""
+    if S <= 0 or d0 <= 0 or frame_bits <= 0:
+        raise ValueError(f"rcp_grant_packets needs S, d0, frame_bits > 0 (S={S}, d0={d0}, frame_bits={frame_bits})")
+    return int(min(max(S * d0 / frame_bits, 1), 0xFFFF))
+
+
+def rcp_flow_weight(size: int, P: int) -> float:
+    """How much of a flow a flow of `size` data packets is to the feedforward: min(size, P) / P (P from
+    rcp_grant_packets). A flow that lasts a round trip or more at its grant is one flow."""
+    if P < 1 or size < 0:
+        raise ValueError(f"rcp_flow_weight needs P >= 1 and size >= 0 (P={P}, size={size})")
+    return min(size, P) / P
 
 
 def rcp_syn_rates(R: float, C: float, y: float, K: int, *, gamma: float = 1.0) -> list[float]:
@@ -80,3 +98,17 @@ def rcp_syn_rates(R: float, C: float, y: float, K: int, *, gamma: float = 1.0) -
         F_k = R * min(1.0, gamma * C / max(y + k * R, 1e-12))
         stamps.append(max(k * F_k - sum(stamps), F_k / k))
     return stamps
+
+
+def rcp_window_syn_rates(R_w: float, C: float, y_w: float, m: int, K: int, *, gamma: float = 1.0) -> list[float]:
+    """The stamps of the next K long flows (SYNs of flows that last more than half a round trip at their
+    grant), when m long flows have joined since the window began, one average RTT ago, at rate R_w and
+    input y_w.
+
+    A flow that joined less than an RTT ago does not show in y yet: its sender has not sent a full RTT at
+    its grant. So the sequence of rcp_syn_rates does not restart each interval (which would hand the first
+    stamps out again every T, many times an RTT when T < d0): it runs on over the window, and the next
+    flows take stamps m + 1 .. m + K of the sequence computed from the window's start."""
+    if m < 0:
+        raise ValueError(f"rcp_window_syn_rates: m counts flows, got {m}")
+    return rcp_syn_rates(R_w, C, y_w, m + K, gamma=gamma)[m:]

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from p4rcp import dataplane as dp
-from p4rcp.protocol import DATA, FLAG_LAST, RCP_HEADER_LEN, RCP_MAX_RTT_US, RCP_UDP_PORT, RCP_VERSION, REF, SYN
+from p4rcp.protocol import DATA, FLAG_ENDING, RCP_HEADER_LEN, RCP_MAX_RTT_US, RCP_UDP_PORT, RCP_VERSION, REF, SYN
 from p4rcp.topology import Route
 
 ETHERTYPE_IPV4 = 0x0800
@@ -39,8 +39,9 @@ class PortCounts:
     input_bytes: int = 0
     rtt_sum_us: int = 0          # 32 bits, wraps
     rtt_count: int = 0
-    arrivals: int = 0            # 32 bits, wraps
-    departures: int = 0
+    long_arrivals: int = 0       # 32 bits each, wrap
+    committed_arrivals: int = 0
+    committed_departures: int = 0
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,13 @@ def udp_checksum_after_stamp(checksum: int, old: int, new: int) -> int:
 @dataclass
 class RouterModel:
     """One router: its routes, the control plane's cells (stamps by (port, class) cell, the weight classes,
-    each port's SYN stamps and arrivals base) as the control plane wrote them, and the counts packets made.
+    each port's SynGrants) as the control plane wrote them, and the counts packets made.
     Stamps are kb/s, RATE_NONE (or absent) for none; the model holds what the cells mean, not their
     encoding."""
     routes: list[Route]
     stamps: dict[int, int] = field(default_factory=dict)
     classes: dict[tuple[int, int], int] = field(default_factory=dict)       # (port, DSCP) -> cell
-    syn_stamps: dict[int, tuple[int, list[int]]] = field(default_factory=dict)   # port -> (base, 8 stamps)
+    syn_grants: dict[int, dp.SynGrants] = field(default_factory=dict)
     police: dict[int, tuple[int, int]] = field(default_factory=dict)
     counts: dict[int, PortCounts] = field(default_factory=dict)
     ingress_packets: dict[int, int] = field(default_factory=dict)
@@ -167,17 +168,24 @@ class RouterModel:
     def _rcp(self, out: bytearray, l4: int, rcp: int, port: int, dscp: int, counts: PortCounts) -> str:
         """A forward RCP packet leaving `port`: the feedforward's counts, the RTT sample, the stamp."""
         kind, flags = out[rcp] & 0x0F, out[rcp + 1]
+        size = struct.unpack_from("!H", out, rcp + 2)[0]
         rate, rtt = struct.unpack_from("!II", out, rcp + 4)
+        grants = self.syn_grants.get(port, dp.SynGrants.at_reset())
+        committed = min(size, grants.grant_packets)
         stamp = self.stamp(port, dscp)
         capped = False
         if kind == SYN:
-            counts.arrivals = (counts.arrivals + 1) & MASK32
-            base, syn = self.syn_stamps.get(port, (0, [dp.RATE_NONE] * dp.SYN_RATES))
-            k = min((counts.arrivals - base - 1) & MASK32, dp.SYN_RATES - 1)
-            capped = syn[k] < stamp
-            stamp = min(stamp, syn[k])
-        elif kind == DATA and flags & FLAG_LAST:
-            counts.departures += 1
+            counts.committed_arrivals = (counts.committed_arrivals + committed) & MASK32
+            if size > grants.long_packets:
+                counts.long_arrivals = (counts.long_arrivals + 1) & MASK32
+                k = min((counts.long_arrivals - grants.base - 1) & MASK32, dp.SYN_RATES - 1)
+                syn = grants.long_kbps[k]
+            else:
+                syn = grants.short_kbps
+            capped = syn < stamp
+            stamp = min(stamp, syn)
+        elif kind == DATA and flags & FLAG_ENDING:
+            counts.committed_departures = (counts.committed_departures + committed) & MASK32
         sampled = 0 < rtt <= RCP_MAX_RTT_US
         if sampled:
             counts.rtt_sum_us = (counts.rtt_sum_us + rtt) & MASK32

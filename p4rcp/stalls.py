@@ -6,7 +6,7 @@ switch's process, or the whole machine, does not get a core for tens of millisec
 bandwidth-delay product can then overflow under a protocol that keeps it empty (an end-to-end run once saw a
 control read take 22 ms, the switch's input stop and 78 frames arrive at once at a 63-packet queue, which
 dropped 22). Such a run measured the machine, not the protocol: the runner voids it, naming the stall
-(topo/mininet/runner.py; docs/experiments.md, "Validity").
+(topo/mininet/runner.py; docs/experiments.md, "Valid runs").
 
 Two signs, from the records of control_SWITCH.jsonl (docs/control_plane.md, "Log records"), each enough:
 

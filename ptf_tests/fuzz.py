@@ -3,15 +3,15 @@ checked against the Python router of docs/protocol.md (p4rcp/router_model.py).
 
 python -m ptf_tests.fuzz [--packets 50000] [--seed 1] [--scapy 5000]
 
-Every frame enters port 0. The well-formed flows (DATA, SYN, REF and LAST DATA of a few flows, two weight
+Every frame enters port 0. The well-formed flows (DATA, SYN, REF and ENDING DATA of a few flows, two weight
 classes) go to port 2 and are the only traffic routed there; the fuzzed frames go anywhere else, or nowhere.
 What is checked:
 - every frame the switch sends, port by port and in order, is the one the model sends, byte for byte, and
   nothing else leaves the switch;
-- every count of every port (input packets and bytes, RTT samples and their sum, SYN arrivals, LAST
-  departures) is the model's, and port 2's are exactly what the well-formed frames alone give, so R, which
+- every count of every port (input packets and bytes, RTT samples and their sum, long SYNs, the committed
+  sizes of SYNs and ENDING packets) is the model's, and port 2's are exactly what the well-formed frames alone give, so R, which
   the control plane computes from them, is too;
-- the cells the control plane writes (stamps, SYN stamps, arrivals bases, policing) are as written, and the
+- the cells the control plane writes (stamps, SYN grants, policing) are as written, and the
   policing sketch, off, stays empty.
 
 The fuzzed frames: Scapy's fuzz() of Ethernet/IPv4/UDP/RCP and of Ethernet/IPv4/TCP (every field not set
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
-from p4rcp.protocol import DATA, FLAG_LAST, RCP_MAX_RTT_US, RCP_UDP_PORT, REF, SYN
+from p4rcp.protocol import DATA, FLAG_ENDING, RCP_MAX_RTT_US, RCP_UDP_PORT, REF, SYN
 from p4rcp.router_model import PROTO_TCP, PROTO_UDP, Forwarded, PortCounts, RouterModel, ipv4_checksum, ones_sum
 from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route
@@ -53,7 +53,8 @@ FLOW_NET = ipaddress.ip_network("10.0.2.0/24")
 GOLD_DSCP = 10                    # weight class 1
 STAMPS = {dp.rate_cell(0): 3000, dp.rate_cell(2, 0): 5000, dp.rate_cell(2, 1): 1250, dp.rate_cell(3, 0): 7000,
           dp.rate_cell(3, 1): 1750}                           # port 1: none (RCP off there)
-SYN_STAMPS = {2: [4000, 3000, 2000, 1000, 900, 800, 700, 600], 3: [6500, 3200, 1600, 800, 400, 200, 100, 50]}
+SYN_GRANTS = {2: dp.SynGrants(0, (4000, 3000, 2000, 1000, 900, 800, 700, 600), 450, 100, 50),
+              3: dp.SynGrants(0, (6500, 3200, 1600, 800, 400, 200, 100, 50), 300, 80, 40)}
 MAX_FRAME = 1514
 WINDOW = 256                      # frames sent and not yet counted by the switch's ingress
 QUEUE_DEPTH = 100_000             # every port's egress queue: nothing is lost waiting for egress
@@ -72,7 +73,7 @@ def weight_classes() -> dict[tuple[int, int], int]:
 
 def model() -> RouterModel:
     return RouterModel(ROUTES, stamps=dict(STAMPS), classes=weight_classes(),
-                       syn_stamps={p: (0, list(s)) for p, s in SYN_STAMPS.items()})
+                       syn_grants=dict(SYN_GRANTS))
 
 
 def udp_checksum(src: bytes, dst: bytes, udp: bytes) -> int:
@@ -105,14 +106,16 @@ def ipv4(rng: random.Random, proto: int, payload: bytes, dst: bytes, *, fuzz: bo
     return bytes(header) + payload
 
 
-def rcp_header(rng: random.Random, *, version=1, kind=DATA, flags=0, rate=None, rtt=None) -> bytes:
-    """An RCP header; a rate or RTT not given is at or around a bound, in range, or any 32-bit value."""
+def rcp_header(rng: random.Random, *, version=1, kind=DATA, flags=0, rate=None, rtt=None, size=None) -> bytes:
+    """An RCP header; a rate or RTT not given is at or around a bound, in range, or any 32-bit value; a size
+    not given is mostly 0, else any 16-bit value."""
+    if size is None:
+        size = rng.randrange(65536) if rng.random() < 0.2 else 0
     if rate is None:
         rate = rng.choice((rng.choice(RATE_EDGES), rng.randrange(8000), rng.randrange(1 << 32)))
     if rtt is None:
         rtt = rng.choice((rng.choice(RTT_EDGES), rng.randrange(1, RCP_MAX_RTT_US + 1), rng.randrange(1 << 32)))
-    return struct.pack("!BBHIII", version << 4 | kind, flags, rng.randrange(65536) if rng.random() < 0.2 else 0,
-                       rate, rtt, rng.randrange(1 << 32))
+    return struct.pack("!BBHIII", version << 4 | kind, flags, size, rate, rtt, rng.randrange(1 << 32))
 
 
 def udp(rng: random.Random, src: bytes, dst: bytes, sport: int, dport: int, payload: bytes, *, fuzz: bool) -> bytes:
@@ -153,7 +156,7 @@ def structural(rng: random.Random) -> bytes:
         deep = rng.random() < 0.5                        # IPv4 and UDP right: the RCP header's fields alone fuzzed
         version = 1 if rng.random() < 0.75 else rng.randrange(16)
         rcp = rcp_header(rng, version=version, kind=rng.randrange(16) if rng.random() < 0.3 else rng.choice((0, 0, 2, 6, 1)),
-                         flags=rng.choice((0, FLAG_LAST, rng.randrange(256))))
+                         flags=rng.choice((0, FLAG_ENDING, rng.randrange(256))))
         sport, dport = rng.choice(((40000, RCP_UDP_PORT), (40000, RCP_UDP_PORT), (RCP_UDP_PORT, 40001),
                                    (RCP_UDP_PORT, RCP_UDP_PORT), (rng.randrange(65536), rng.randrange(65536))))
         payload = rcp + body if rng.random() < 0.9 else rcp[:rng.randrange(16)]
@@ -198,12 +201,13 @@ class Flows:
         flow = self.rng.randrange(4)
         n = self.seq.get(flow, 0)
         self.seq[flow] = (n + 1) % 40
-        kind, flags = (SYN, 0) if n == 0 else (DATA, FLAG_LAST) if n == 39 else (REF, 0) if n % 13 == 0 else (DATA, 0)
+        kind, flags = (SYN, 0) if n == 0 else (DATA, FLAG_ENDING) if n == 39 else (REF, 0) if n % 13 == 0 else (DATA, 0)
+        size = (40 if flow < 2 else 400) if kind == SYN or flags else 0      # short and long flows
         dscp = GOLD_DSCP if flow % 2 else 0
         dst = ipaddress.IPv4Address(f"10.0.2.{flow + 2}").packed
         src = ipaddress.IPv4Address(f"10.0.0.{flow + 2}").packed
         rcp = rcp_header(self.rng, kind=kind, flags=flags, rate=self.rng.choice((10**6, 4500, 1250, 800)),
-                         rtt=0 if kind == SYN else self.rng.randrange(20_000, 60_000))
+                         rtt=0 if kind == SYN else self.rng.randrange(20_000, 60_000), size=size)
         payload = rcp + self.rng.randbytes(24 if kind != DATA else 1020)
         datagram = udp(self.rng, src, dst, 40000 + flow, RCP_UDP_PORT, payload, fuzz=False)
         return ethernet(ipv4(self.rng, PROTO_UDP, datagram, dst, fuzz=False, src=src, tos=dscp << 2))
@@ -274,18 +278,21 @@ class Result:
 
 
 def switch_counts(driver: Bmv2ThriftDriver) -> dict[int, PortCounts]:
-    rtt_sum, arrivals = driver.read_register(dp.REG_RTT_SUM), driver.read_register(dp.REG_ARRIVALS)
+    rtt_sum = driver.read_register(dp.REG_RTT_SUM)
+    ff = [driver.read_register(name) for name in (dp.REG_LONG_ARRIVALS, dp.REG_COMMITTED_ARRIVALS,
+                                                  dp.REG_COMMITTED_DEPARTURES)]
     out = {}
     for p in (*PORTS, dp.DROP_PORT):
         inputs = driver.read_counter(dp.COUNTER_INPUT, p)
         out[p] = PortCounts(input_packets=inputs.packets, input_bytes=inputs.bytes, rtt_sum_us=rtt_sum[p] % (1 << 32),
                             rtt_count=driver.read_counter(dp.COUNTER_RTT_COUNT, p).packets,
-                            arrivals=arrivals[p] % (1 << 32),
-                            departures=driver.read_counter(dp.COUNTER_DEPARTURES, p).packets)
+                            long_arrivals=ff[0][p] % (1 << 32), committed_arrivals=ff[1][p] % (1 << 32),
+                            committed_departures=ff[2][p] % (1 << 32))
     return out
 
 
-CONTROL_CELLS = (dp.REG_RATE, dp.REG_SYN_RATE, dp.REG_ARRIVALS_BASE, dp.REG_POLICE, *dp.REG_POLICE_ROWS)
+CONTROL_CELLS = (dp.REG_RATE, dp.REG_SYN_RATE, dp.REG_ARRIVALS_BASE, dp.REG_SHORT_RATE, dp.REG_GRANT_PACKETS,
+                 dp.REG_LONG_PACKETS, dp.REG_POLICE, *dp.REG_POLICE_ROWS)
 
 
 def program(driver: Bmv2ThriftDriver, stamps: dict[int, int]) -> None:
@@ -295,7 +302,7 @@ def program(driver: Bmv2ThriftDriver, stamps: dict[int, int]) -> None:
         driver.set_queue(p, None, QUEUE_DEPTH)
     driver.write_rates_kbps({**stamps, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
     driver.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(2)})
-    driver.write_syn_rates({p: (0, stamps) for p, stamps in SYN_STAMPS.items()})
+    driver.write_syn_grants(SYN_GRANTS)
     driver.install_weight_classes(list(PORTS), {GOLD_DSCP: 1})
     driver.wait_for_writes()
 
@@ -377,7 +384,9 @@ def run(veths: VethPairs, thrift_port: int, fuzzed: int, scapy: int, seed: int,
 def _delta(after: PortCounts, before: PortCounts) -> PortCounts:
     return PortCounts(after.input_packets - before.input_packets, after.input_bytes - before.input_bytes,
                       (after.rtt_sum_us - before.rtt_sum_us) % (1 << 32), after.rtt_count - before.rtt_count,
-                      (after.arrivals - before.arrivals) % (1 << 32), after.departures - before.departures)
+                      *((a - b) % (1 << 32) for a, b in ((after.long_arrivals, before.long_arrivals),
+                                                          (after.committed_arrivals, before.committed_arrivals),
+                                                          (after.committed_departures, before.committed_departures))))
 
 
 def compare(expected: dict[int, list[bytes]], got: dict[int, list[bytes]], source: dict[bytes, int],

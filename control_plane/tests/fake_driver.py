@@ -1,6 +1,7 @@
 """An in-memory switch for testing the control loop without bmv2."""
 
 from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 
 ZERO = PortCounters(0, 0, 0, 0, 0)
@@ -18,8 +19,8 @@ class FakeDriver:
         self.rate_writes: list[dict[int, int]] = []
         self.police: dict[int, tuple[int, int]] = {}
         self.police_writes: list[dict[int, tuple[int, int]]] = []
-        self.syn_rates: dict[int, tuple[int, list[int]]] = {}   # by port: (arrivals base, SYN stamps)
-        self.syn_rate_writes: list[dict[int, tuple[int, list[int]]]] = []
+        self.syn_grants: dict[int, SynGrants] = {}                # by port
+        self.syn_grant_writes: list[dict[int, SynGrants]] = []
         self.weight_classes: dict[tuple[int, int], int] = {}     # (port, DSCP) -> cell
         self.cells_unstamped_when_classified: set[int] = set()   # cells the classes pointed at before a stamp
         self.routes = []
@@ -31,10 +32,10 @@ class FakeDriver:
         self.answer_s = self.decode_s = 0.0
 
     def add(self, port, nbytes=0, packets=0, rtt_us=0, samples=0, qdepth=None, policed_bytes=0, policed_packets=0,
-            arrivals=0, departures=0):
+            long_arrivals=0, committed_arrivals=0, committed_departures=0):
         """Traffic crossed the port (policed_*: the part of it policing dropped, counted in nbytes and packets
-        too, as the data plane counts them; arrivals: SYNs, departures: DATA flagged LAST); counts wrap at
-        their widths as the data plane's would."""
+        too, as the data plane counts them; long_arrivals: long flows' SYNs, committed_*: the sizes, capped at
+        P, of SYNs and ENDING packets); counts wrap at their widths as the data plane's would."""
         c = self.counters[port]
         wrap, wrap_sum = (1 << self.counter_bits) - 1, (1 << self.rtt_sum_bits) - 1
         self.counters[port] = PortCounters((c.input_bytes + nbytes) & wrap, (c.input_packets + packets) & wrap,
@@ -42,7 +43,9 @@ class FakeDriver:
                                            c.queue_depth if qdepth is None else qdepth,
                                            (c.policed_bytes + policed_bytes) & wrap,
                                            (c.policed_packets + policed_packets) & wrap,
-                                           (c.arrivals + arrivals) & 0xFFFFFFFF, (c.departures + departures) & wrap)
+                                           (c.long_arrivals + long_arrivals) & 0xFFFFFFFF,
+                                           (c.committed_arrivals + committed_arrivals) & 0xFFFFFFFF,
+                                           (c.committed_departures + committed_departures) & 0xFFFFFFFF)
 
     def rate(self, port, weight_class=0):
         """The stamp written for (port, class), kb/s."""
@@ -52,7 +55,7 @@ class FakeDriver:
         """The switch process restarted: state lost."""
         self.counters = {p: ZERO for p in self.counters}
         self.rates, self.routes, self.queues, self.police, self.weight_classes = {}, [], {}, {}, {}
-        self.syn_rates = {}
+        self.syn_grants = {}
 
     def _check(self):
         if not self.up:
@@ -87,10 +90,10 @@ class FakeDriver:
         self.police.update(params)
         self.police_writes.append(dict(params))
 
-    def write_syn_rates(self, rates):
+    def write_syn_grants(self, grants):
         self._check()
-        self.syn_rates.update(rates)
-        self.syn_rate_writes.append(dict(rates))
+        self.syn_grants.update(grants)
+        self.syn_grant_writes.append(dict(grants))
 
     def read_stamps_kbps(self, cells):
         """A cell never written holds the reset value, which reads as no stamp."""

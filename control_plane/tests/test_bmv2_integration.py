@@ -156,7 +156,7 @@ def test_a_switch_programmed_without_a_loop_caps_nothing(network):
     other = Bmv2ThriftDriver(thrift_port)
     other.connect()
     other.write_rates_kbps({dp.UNCLASSIFIED_CELL: 1234})
-    other.write_syn_rates({p: (5, [1234] * dp.SYN_RATES) for p in ports})
+    other.write_syn_grants({p: dp.SynGrants(5, (1234,) * dp.SYN_RATES, 1234, 7, 3) for p in ports})
     other.close()
     driver = Bmv2ThriftDriver(thrift_port)
     driver.connect()
@@ -168,6 +168,8 @@ def test_a_switch_programmed_without_a_loop_caps_nothing(network):
         syn = probe.read_register(dp.REG_SYN_RATE)
         assert [dp.stamp_of_cell(syn[dp.syn_cell(p, k)]) for p in ports for k in range(1, dp.SYN_RATES + 1)] == \
             [dp.RATE_NONE] * (len(ports) * dp.SYN_RATES)
+        short = probe.read_register(dp.REG_SHORT_RATE)
+        assert [dp.stamp_of_cell(short[p]) for p in ports] == [dp.RATE_NONE] * len(ports)
         assert probe.read_stamps_kbps([dp.UNCLASSIFIED_CELL]) == {dp.UNCLASSIFIED_CELL: dp.RATE_NONE}
     finally:
         probe.close()

@@ -3,6 +3,7 @@ import time
 
 import pytest
 
+from p4rcp.dataplane import SynGrants
 from control_plane.loop import ControlLoop, CounterWentBackwards, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
 from p4rcp import dataplane as dp
@@ -55,8 +56,7 @@ def test_a_switch_without_rcp_ports_stamps_nothing():
     driver = FakeDriver(list(S1.ports))
     program_switch(driver, S1, TOPO.routes("s1"))
     assert driver.rates == {dp.UNCLASSIFIED_CELL: dp.RATE_NONE}
-    assert set(driver.syn_rates) == set(S1.ports)
-    assert all(stamps == [dp.RATE_NONE] * dp.SYN_RATES for _, stamps in driver.syn_rates.values())
+    assert driver.syn_grants == {port: SynGrants.none() for port in S1.ports}
 
 
 def test_first_read_is_a_baseline_then_y_uses_measured_time():
@@ -336,57 +336,71 @@ def test_unknown_d0_estimator_is_refused():
         RcpParams(d0_estimator="kalman")
 
 
-def _full_interval_with(loop, driver, clock, params, *, arrivals, departures):
-    """One interval after the first: the link full (y = C), `arrivals` SYNs and `departures` LAST packets. The
-    record, what the law alone gives (gains 0.4 / 0.4, d0 0.1 s) and R before it."""
+def _full_interval_with(loop, driver, clock, params, **counts):
+    """One interval after the first: the link full (y = C) and the feedforward's `counts` (FakeDriver.add).
+    The record, what the law alone gives (gains 0.4 / 0.4, d0 0.1 s) and R before it."""
     from p4rcp.rcp_law import rcp_rate
     loop.step()
     R0 = loop.ports[PORT].R_bps
     y_bytes = int(C / 8 * 0.01)
-    driver.add(PORT, nbytes=y_bytes, packets=y_bytes // 1000, arrivals=arrivals, departures=departures)
+    driver.add(PORT, nbytes=y_bytes, packets=y_bytes // 1000, **counts)
     clock.t += 0.01
     [rec] = loop.step()
     law = rcp_rate(R0, 0.01, 0.1, C, rec["y_bps"], 0, alpha=0.4, beta=0.4, R_min=params.R_min_bps)
     return rec, law, R0
 
 
-def test_the_feedforward_scales_R_by_the_flows_that_came_and_went_and_caps_their_syns():
-    from p4rcp import dataplane as dp
-    from p4rcp.rcp_law import rcp_feedforward, rcp_syn_rates
-    params = RcpParams(queue_packet_bytes=1000, feedforward=True)
+def test_the_feedforward_scales_R_by_the_flows_weighed_by_their_committed_sizes():
+    from p4rcp.rcp_law import rcp_feedforward, rcp_grant_packets
+    params = RcpParams(queue_packet_bytes=1000)
     loop, driver, clock, _ = make_loop(params)
-    assert driver.syn_rates == {p: (0, [dp.RATE_NONE] * dp.SYN_RATES) for p in S1.ports}, (
-        "no SYN cap before the first interval, on any port of the switch")
-    rec, law, R0 = _full_interval_with(loop, driver, clock, params, arrivals=2, departures=0)
-    assert rec["R_bps"] == pytest.approx(rcp_feedforward(law, R0, C, 2, 0, R_min=params.R_min_bps))
-    assert (rec["arrivals"], rec["departures"]) == (2, 0)
-    base, stamps = driver.syn_rates[PORT]
-    assert base == 2, "the next interval counts its SYNs from the arrivals read"
-    assert stamps == [round(S / 1000) for S in rcp_syn_rates(rec["R_bps"], C, rec["y_bps"], dp.SYN_RATES)]
-    assert stamps == sorted(stamps, reverse=True)
+    for port in S1.ports:
+        grants = driver.syn_grants[port]
+        assert (grants.long_kbps, grants.short_kbps) == ((dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE), (
+            "no SYN cap before the first interval, on any port of the switch")
+    ps = loop.ports[PORT]
+    P = rcp_grant_packets(ps.R_bps, ps.d0_s, 8000)
+    assert (driver.syn_grants[PORT].grant_packets, driver.syn_grants[PORT].long_packets) == (P, P // 2)
+    # two whole flows arrive, flows worth half of one end
+    rec, law, R0 = _full_interval_with(loop, driver, clock, params, long_arrivals=2, committed_arrivals=2 * P,
+                                       committed_departures=P // 2)
+    a, l = 2.0, (P // 2) / P
+    assert (rec["arrivals"], rec["departures"], rec["grant_packets"]) == (pytest.approx(a), pytest.approx(l), P)
+    assert rec["R_bps"] == pytest.approx(rcp_feedforward(law, R0, C, a, l, R_min=params.R_min_bps))
 
 
-def test_the_feedforward_gain_reaches_the_law_and_needs_the_feedforward():
-    from p4rcp.rcp_law import rcp_feedforward
-    params = RcpParams(queue_packet_bytes=1000, feedforward=True, feedforward_gain=0.75)
+def test_long_syns_take_the_next_stamps_of_the_sequence_over_the_last_round_trip():
+    from p4rcp.rcp_law import rcp_syn_rates
+    params = RcpParams(queue_packet_bytes=1000, d0_init_s=0.1)
     loop, driver, clock, _ = make_loop(params)
-    rec, law, R0 = _full_interval_with(loop, driver, clock, params, arrivals=3, departures=1)
-    assert rec["R_bps"] == pytest.approx(rcp_feedforward(law, R0, C, 3, 1, R_min=params.R_min_bps, kappa=0.75))
-    for bad in (dict(feedforward=True, feedforward_gain=0.0), dict(feedforward=True, feedforward_gain=1.2),
-                dict(feedforward=False, feedforward_gain=0.5)):
-        with pytest.raises(ValueError, match="feedforward_gain"):
-            RcpParams(**bad)
+    loop.step()
+    first = None
+    for k in range(3):
+        driver.add(PORT, nbytes=int(C / 8 * 0.01), packets=int(C / 8 * 0.01) // 1000, long_arrivals=2)
+        clock.t += 0.01
+        [rec] = loop.step()
+        grants = driver.syn_grants[PORT]
+        assert grants.base == 2 * (k + 1), "the next interval ranks its long SYNs from the count read"
+        if first is None:
+            first = rec
+            sequence = [round(S / 1000) for S in rcp_syn_rates(rec["R_bps"], C, rec["y_bps"], 4 + dp.SYN_RATES)]
+        else:
+            # the window still starts at the first interval (d0 = 0.1 s): the 2k SYNs since took 2k stamps
+            assert grants.long_kbps == tuple(sequence[2 * k:2 * k + dp.SYN_RATES])
+        assert grants.short_kbps == round(rcp_syn_rates(rec["R_bps"], C, rec["y_bps"], 1)[0] / 1000)
+    assert list(grants.long_kbps) == sorted(grants.long_kbps, reverse=True)
 
 
-def test_without_the_feedforward_arrivals_are_counted_and_nothing_else():
-    loop, driver, clock, _ = make_loop()
+def test_without_the_feedforward_the_counts_are_recorded_and_nothing_else():
+    loop, driver, clock, _ = make_loop(RcpParams(feedforward=False))
     loop.step()
     R0 = loop.ports[PORT].R_bps
-    driver.add(PORT, arrivals=5, departures=3)
+    P = driver.syn_grants[PORT].grant_packets
+    driver.add(PORT, long_arrivals=5, committed_arrivals=5 * P, committed_departures=3 * P)
     clock.t += 0.01
     [rec] = loop.step()
     assert (rec["arrivals"], rec["departures"], rec["syn_rates_bps"]) == (5, 3, None)
-    assert driver.syn_rate_writes == [driver.syn_rate_writes[0]], "written at resync only"
+    assert driver.syn_grant_writes == [driver.syn_grant_writes[0]], "written at resync only"
     assert rec["R_bps"] > R0
 
 
@@ -434,17 +448,20 @@ def test_a_switch_without_stamps_gets_R_init_and_a_running_loop_rewrites_its_own
     assert loop.ports[PORT].R_bps == 3e6 and driver.rate(PORT) == 3000
 
 
-def test_a_resumed_switch_keeps_its_syn_stamps_until_the_feedforwards_first_interval():
-    _, driver, clock, _ = make_loop(RcpParams(queue_packet_bytes=1000, feedforward=True))
+def test_a_resumed_switch_gets_the_grants_of_its_resumed_r_and_no_left_over_cap():
+    from p4rcp.rcp_law import rcp_grant_packets
+    _, driver, clock, _ = make_loop(RcpParams(queue_packet_bytes=1000))
     driver.write_rates_kbps({dp.rate_cell(PORT): 5000})
-    driver.write_syn_rates({PORT: (7, [4000, 2000, 1000, 900, 800, 700, 600, 500])})
-    loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000, feedforward=True),
-                       clock=clock)
+    driver.write_syn_grants({PORT: SynGrants(7, (4000, 2000, 1000, 900, 800, 700, 600, 500), 300, 9, 4)})
+    loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000), clock=clock)
     loop.resync()
-    assert driver.syn_rates[PORT] == (7, [4000, 2000, 1000, 900, 800, 700, 600, 500])
-    # without the feedforward a left-over cap is lifted
-    ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000), clock=clock).resync()
-    assert driver.syn_rates[PORT] == (0, [dp.RATE_NONE] * dp.SYN_RATES)
+    P = rcp_grant_packets(5e6, loop.ports[PORT].d0_s, 8000)
+    assert loop.ports[PORT].R_bps == 5e6
+    assert driver.syn_grants[PORT] == SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, P, P // 2)
+    # without the feedforward no cap either, and every size counted whole
+    ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000, feedforward=False),
+                clock=clock).resync()
+    assert driver.syn_grants[PORT] == SynGrants.none()
 
 
 def test_rate_of_stamps_inverts_the_weighted_stamps():

@@ -33,7 +33,7 @@ def test_a_preset_with_params_on_top():
     (["--param", "alpha=high"], "--param alpha takes a number, got 'high'"),
     (["--preset", "rcp-ns2", "--param", "d0_estimator=ns3"],
      "preset rcp-ns2 with d0_estimator=ns3: d0_estimator must be one of ewma, ns2"),
-    (["--param", "feedforward_gain=0.5"], "feedforward_gain must be in (0, 1], and set only with feedforward"),
+    (["--param", "feedforward=maybe"], "feedforward takes true or false"),
 ])
 def test_a_bad_preset_or_param_stops_with_one_line_before_any_switch(argv, message, capsys):
     assert main(["--topology", TOPOLOGY, "--switch", "s1", "--thrift-port", "1", *argv]) == 2

@@ -12,6 +12,7 @@ from finsy.proto import p4d, p4r
 
 from control_plane import p4runtime as pr
 from control_plane.driver import PortCounters, SwitchUnavailable
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import Route
@@ -96,13 +97,16 @@ def test_port_counters_from_the_cells_read(schema):
     cells += [_counter_cell(schema, dp.COUNTER_INPUT, p, 2**62 + p, 10 * p) for p in (1, 2, 3)]
     cells += [_counter_cell(schema, dp.COUNTER_RTT_COUNT, p, 1000 * p, 4 * p) for p in (1, 2, 3)]
     cells += [_counter_cell(schema, dp.COUNTER_POLICED, p, 100 * p, p) for p in (1, 2, 3)]
-    cells += [_register_cell(schema, dp.REG_ARRIVALS, p, 7 * p) for p in (1, 2, 3)]
-    cells += [_counter_cell(schema, dp.COUNTER_DEPARTURES, p, 0, 5 * p) for p in (1, 2, 3)]
+    cells += [_register_cell(schema, dp.REG_LONG_ARRIVALS, p, 7 * p) for p in (1, 2, 3)]
+    cells += [_register_cell(schema, dp.REG_COMMITTED_ARRIVALS, p, 9 * p) for p in (1, 2, 3)]
+    cells += [_register_cell(schema, dp.REG_COMMITTED_DEPARTURES, p, 5 * p) for p in (1, 2, 3)]
     assert pr.port_counters(cells, [1, 3], BITS) == {
         1: PortCounters(input_bytes=2**62 + 1, input_packets=10, rtt_sum_us=2**32 - 1, rtt_count=4,
-                        queue_depth=1, policed_bytes=100, policed_packets=1, arrivals=7, departures=5),
+                        queue_depth=1, policed_bytes=100, policed_packets=1, long_arrivals=7,
+                        committed_arrivals=9, committed_departures=5),
         3: PortCounters(input_bytes=2**62 + 3, input_packets=30, rtt_sum_us=2**32 - 3, rtt_count=12,
-                        queue_depth=3, policed_bytes=300, policed_packets=3, arrivals=21, departures=15)}
+                        queue_depth=3, policed_bytes=300, policed_packets=3, long_arrivals=21,
+                        committed_arrivals=27, committed_departures=15)}
 
 
 def test_each_pipes_cells_add_up_registers_modulo_their_width(schema):
@@ -112,9 +116,9 @@ def test_each_pipes_cells_add_up_registers_modulo_their_width(schema):
     cells = [_register_cell(schema, name, 1, v) for name in dp.RCP_REGISTERS_READ for v in (0, 3, 2**bits[name] - 1)]
     cells += [_counter_cell(schema, name, 1, 100 * v, v) for name in dp.RCP_COUNTERS for v in (0, 3, 2**32 - 1)]
     [c] = pr.port_counters(cells, [1], bits).values()
-    assert (c.input_bytes, c.input_packets, c.rtt_count, c.departures) == (100 * (2**32 + 2), 2**32 + 2,
-                                                                            2**32 + 2, 2**32 + 2)
-    assert (c.rtt_sum_us, c.queue_depth, c.arrivals) == (2, 2, 2)          # (3 + 2^w - 1) mod 2^w
+    assert (c.input_bytes, c.input_packets, c.rtt_count) == (100 * (2**32 + 2), 2**32 + 2, 2**32 + 2)
+    # (3 + 2^w - 1) mod 2^w
+    assert (c.rtt_sum_us, c.queue_depth, c.long_arrivals, c.committed_arrivals, c.committed_departures) == (2,) * 5
 
 
 def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
@@ -132,14 +136,19 @@ def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
         (dp.REG_POLICE_BYTES, cell, 3000), (dp.REG_POLICE_LIMIT, cell, 9000)]
 
 
-def test_syn_rates_are_the_ports_arrivals_base_and_its_k_th_syns_stamps(schema):
-    msgs = [e.encode(schema).register_entry for e in pr.syn_rate_entries({2: (41, [900, 800, 0, 0, 0, 0, 0, 700])})]
+def test_syn_grants_are_the_ports_base_its_k_th_long_syns_stamps_the_short_stamp_and_p(schema):
+    grants = SynGrants(41, (900, 800, 0, 0, 0, 0, 0, 700), 650, 120, 60)
+    msgs = [e.encode(schema).register_entry for e in pr.syn_grant_entries({2: grants})]
     values = [(m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs]
-    syn = schema.registers[dp.REG_SYN_RATE].id
-    assert values[0] == (schema.registers[dp.REG_ARRIVALS_BASE].id, 2, 41)
-    none = dp.RATE_NONE
+    reg = {name: schema.registers[name].id for name in (dp.REG_ARRIVALS_BASE, dp.REG_SYN_RATE, dp.REG_SHORT_RATE,
+                                                          dp.REG_GRANT_PACKETS, dp.REG_LONG_PACKETS)}
+    syn, none = reg[dp.REG_SYN_RATE], dp.RATE_NONE
+    assert values[0] == (reg[dp.REG_ARRIVALS_BASE], 2, 41)
+    # the stamps as the data plane holds them, complemented (stamp_cell_value); P and the threshold as they are
     assert values[1:3] == [(syn, 2 * 8, none - 900), (syn, 2 * 8 + 1, none - 800)]
-    assert values[-1] == (syn, 2 * 8 + 7, none - 700)
+    assert values[8] == (syn, 2 * 8 + 7, none - 700)
+    assert values[9:] == [(reg[dp.REG_SHORT_RATE], 2, none - 650), (reg[dp.REG_GRANT_PACKETS], 2, 120),
+                          (reg[dp.REG_LONG_PACKETS], 2, 60)]
 
 
 def test_weight_classes_map_every_dscp_of_every_port_to_its_cell(schema):

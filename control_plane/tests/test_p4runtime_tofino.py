@@ -7,6 +7,7 @@ from pathlib import Path
 import finsy as fy
 import pytest
 
+from p4rcp.dataplane import SynGrants
 from control_plane.loop import ControlLoop
 from control_plane.p4runtime import P4RuntimeDriver
 from control_plane.tests.fake_p4runtime import FakeTofino
@@ -36,10 +37,11 @@ def test_a_ports_counts_are_its_input_over_every_pipe_and_its_own_pipes_register
             fake.count(dp.COUNTER_INPUT, port, 1, 500 * port, 5 * port)
             fake.count(dp.COUNTER_POLICED, port, 1, 100, 1)
             fake.count(dp.COUNTER_RTT_COUNT, port, pipe, 0, 4)
-            fake.count(dp.COUNTER_DEPARTURES, port, pipe, 0, 2)
             fake.set_register(dp.REG_RTT_SUM, port, pipe, 2**32 - 10)
             fake.set_register(dp.REG_QUEUE_DEPTH, port, pipe, 12)
-            fake.set_register(dp.REG_ARRIVALS, port, pipe, 7)
+            fake.set_register(dp.REG_LONG_ARRIVALS, port, pipe, 7)
+            fake.set_register(dp.REG_COMMITTED_ARRIVALS, port, pipe, 9)
+            fake.set_register(dp.REG_COMMITTED_DEPARTURES, port, pipe, 2)
         driver = _driver(fake)
         try:
             read = driver.read_counters(sorted(PIPE_OF), time.monotonic)
@@ -48,8 +50,9 @@ def test_a_ports_counts_are_its_input_over_every_pipe_and_its_own_pipes_register
     for port in PIPE_OF:
         c = read.ports[port]
         assert (c.input_bytes, c.input_packets) == (1500 * port, 15 * port)
-        assert (c.policed_bytes, c.policed_packets, c.rtt_count, c.departures) == (100, 1, 4, 2)
-        assert (c.rtt_sum_us, c.queue_depth, c.arrivals) == (2**32 - 10, 12, 7)
+        assert (c.policed_bytes, c.policed_packets, c.rtt_count) == (100, 1, 4)
+        assert (c.rtt_sum_us, c.queue_depth) == (2**32 - 10, 12)
+        assert (c.long_arrivals, c.committed_arrivals, c.committed_departures) == (7, 9, 2)
 
 
 def test_stamps_are_written_as_their_complement_to_every_pipe_and_none_is_the_reset_value():
@@ -58,13 +61,14 @@ def test_stamps_are_written_as_their_complement_to_every_pipe_and_none_is_the_re
         driver = _driver(fake)
         try:
             driver.write_rates_kbps({dp.rate_cell(1, 0): 5000, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
-            driver.write_syn_rates({1: (3, [dp.RATE_NONE] * dp.SYN_RATES)})
+            driver.write_syn_grants({1: SynGrants.none()})
             read_back = driver.read_stamps_kbps([dp.rate_cell(1, 0), dp.UNCLASSIFIED_CELL, dp.rate_cell(2, 0)])
         finally:
             driver.close()
         assert fake.register(dp.REG_RATE, dp.rate_cell(1, 0)) == [0xFFFFFFFF - 5000] * 4
         assert fake.register(dp.REG_RATE, dp.UNCLASSIFIED_CELL) == [0] * 4
-        assert fake.register(dp.REG_ARRIVALS_BASE, 1) == [3] * 4
+        assert fake.register(dp.REG_ARRIVALS_BASE, 1) == [0] * 4
+        assert fake.register(dp.REG_SHORT_RATE, 1) == [0] * 4
         assert all(fake.register(dp.REG_SYN_RATE, dp.syn_cell(1, k)) == [0] * 4
                    for k in range(1, dp.SYN_RATES + 1))
     assert read_back == {dp.rate_cell(1, 0): 5000, dp.UNCLASSIFIED_CELL: dp.RATE_NONE,

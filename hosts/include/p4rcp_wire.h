@@ -10,7 +10,7 @@
 #define P4RCP_VERSION 1
 #define P4RCP_HEADER_LEN 16
 #define P4RCP_FLAGS_OFFSET 1
-#define P4RCP_RESERVED_OFFSET 2
+#define P4RCP_SIZE_OFFSET 2
 #define P4RCP_RATE_OFFSET 4
 #define P4RCP_RTT_OFFSET 8
 #define P4RCP_FEEDBACK_OFFSET 12
@@ -26,8 +26,11 @@
 #define P4RCP_TYPE_REFACK 7
 #define P4RCP_FORWARD_TYPES_MASK 0x45
 
-/* Flags: the first transmission of a flow's last DATA packet (routers count departures). */
-#define P4RCP_FLAG_LAST 0x01
+/* Flags: the first DATA packet sent once a flow's unsent data fits in one round trip at its rate */
+/* (routers count the departure by it). Size: a flow's size in DATA packets on SYN and ENDING; */
+/* P4RCP_SIZE_UNKNOWN_PACKETS when unknown or that large. */
+#define P4RCP_FLAG_ENDING 0x01
+#define P4RCP_SIZE_UNKNOWN_PACKETS 65535
 
 /* A valid RTT sample: 0 < rtt_us <= P4RCP_MAX_RTT_US = 2^P4RCP_RTT_BITS - 1. */
 /* Rates are kb/s of Ethernet frames; no flow is given less than P4RCP_MIN_RATE_KBPS; */

@@ -165,11 +165,12 @@ fn bottleneck_serves_at_its_rate_and_drops_the_excess() {
     assert!((share - 1.0 / 6.0).abs() < 0.02, "{} drops of {sent}", r.queue_drops);
 }
 
-/// Routers count a flow's departure by the flag on its last DATA packet
+/// Routers count a flow's departure by its ENDING flag, one round trip
+/// before its data ends, weighed by the size the packet carries
 /// (docs/protocol.md): once per flow, sized or open-ended, retransmissions
 /// never flagged, even under loss and reordering.
 #[test]
-fn each_flow_flags_its_last_data_packet_once() {
+fn each_flow_flags_its_ending_once_with_its_size() {
     let flows: Vec<FlowSpec> = (0..4)
         .map(|i| FlowSpec {
             cc: CcSpec::Rcp,
@@ -185,10 +186,13 @@ fn each_flow_flags_its_last_data_packet_once() {
     };
     let r = simulate(&stamped(0.0, 0.0), &flows, 1, 30.0);
     assert!(r.flows.iter().all(|f| f.sent.completed), "every flow completes");
-    assert_eq!(r.last_flags, 4);
+    // 300 kB in 1000-byte packets: 300 packets; an open-ended flow announces an unknown size
+    let mut sizes = r.ending_sizes.clone();
+    sizes.sort();
+    assert_eq!(sizes, vec![300, 300, u16::MAX, u16::MAX]);
     // under loss a flagged packet may itself be lost before the queue, but never flagged twice
     let lossy = simulate(&stamped(0.05, 0.25), &flows, 2, 60.0);
-    assert!(lossy.last_flags <= 4, "{}", lossy.last_flags);
+    assert!(lossy.ending_sizes.len() <= 4, "{:?}", lossy.ending_sizes);
 }
 
 /// A flow slower than a packet per RTT probes (REF) every min RTT, so it

@@ -69,8 +69,8 @@ def test_describe_names_every_setting_that_differs_between_presets():
     assert "alpha 0.1, beta 1," in describe_routers(PRESETS["rcp-papers"].params())
     assert "d0 by ns2" in describe_routers(PRESETS["rcp-ns2"].params())
     assert "policing" in describe_routers(PRESETS["rcp-police"].params())
-    assert "feedforward" in describe_routers(RcpParams(feedforward=True))
-    assert "0.75 (a - l)" in describe_routers(RcpParams(feedforward=True, feedforward_gain=0.75))
+    assert "feedforward" in describe_routers(RcpParams())
+    assert "feedforward" not in describe_routers(PRESETS["rcp-plain"].params())
     assert "weights by DSCP 10: 0.5, 46: 0.25" in describe_routers(RcpParams(dscp_weights={"46": 0.25, "10": 0.5}))
 
 

@@ -69,6 +69,6 @@ def test_the_p4_programs_constants_and_header_layout_are_the_hosts():
         offsets[name] = bit // 8
         bit += int(kind[4:-1]) if kind.startswith("bit<") else widths[kind]
     assert bit == 8 * WIRE["HEADER_LEN"]
-    assert offsets == {"version": 0, "type": 0, "flags": WIRE["FLAGS_OFFSET"], "reserved": WIRE["RESERVED_OFFSET"],
+    assert offsets == {"version": 0, "type": 0, "flags": WIRE["FLAGS_OFFSET"], "size": WIRE["SIZE_OFFSET"],
                        "rate_kbps": WIRE["RATE_OFFSET"], "rtt_us": WIRE["RTT_OFFSET"],
                        "feedback_kbps": WIRE["FEEDBACK_OFFSET"]}

@@ -2,7 +2,8 @@ import math
 
 import pytest
 
-from p4rcp.rcp_law import d0_ewma, d0_ns2, rcp_feedforward, rcp_rate, rcp_syn_rates, stamp_rate
+from p4rcp.rcp_law import (d0_ewma, d0_ns2, rcp_feedforward, rcp_flow_weight, rcp_grant_packets, rcp_rate,
+                           rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
@@ -93,14 +94,33 @@ def test_feedforward_clamps_and_an_emptied_link_gets_gamma_C():
     assert rcp_feedforward(C / 2, C / 2, C, 0, 1, gamma=0.95, R_min=R_MIN) == pytest.approx(0.95 * C)
 
 
-def test_the_feedforward_gain_takes_part_of_the_step():
-    # N = 4 flows at C/4, two arrive: the full step is 4 / 6, kappa 0.5 takes 4 / 5
-    assert rcp_feedforward(C / 4, C / 4, C, 2, 0, R_min=R_MIN, kappa=0.5) == pytest.approx(C / 5)
-    assert rcp_feedforward(C / 4, C / 4, C, 2, 0, R_min=R_MIN, kappa=1.0) == pytest.approx(C / 6)
-    assert rcp_feedforward(C / 4, C / 4, C, 0, 2, R_min=R_MIN, kappa=0.5) == pytest.approx(C / 3)
-    for kappa in (0.0, 1.5):
-        with pytest.raises(ValueError):
-            rcp_feedforward(C / 4, C / 4, C, 1, 0, R_min=R_MIN, kappa=kappa)
+def test_flows_shorter_than_a_round_trip_count_for_the_share_of_it_they_last():
+    # N = 4 flows at C/4; two flows of half a grant's packets arrive: one flow's worth, R to C/5
+    P = 100
+    a = rcp_flow_weight(50, P) + rcp_flow_weight(50, P)
+    assert a == 1.0 and rcp_feedforward(C / 4, C / 4, C, a, 0, R_min=R_MIN) == pytest.approx(C / 5)
+    assert rcp_flow_weight(10_000, P) == 1.0 and rcp_flow_weight(0, P) == 0.0
+    with pytest.raises(ValueError):
+        rcp_flow_weight(5, 0)
+
+
+def test_a_grant_is_the_packets_sent_in_one_round_trip_within_the_size_field():
+    assert rcp_grant_packets(8e6, 0.1, 8000) == 100          # 8 Mb/s for 100 ms in 1000-byte frames
+    assert rcp_grant_packets(1.0, 0.1, 8000) == 1
+    assert rcp_grant_packets(1e12, 1.0, 8000) == 0xFFFF
+    with pytest.raises(ValueError):
+        rcp_grant_packets(0, 0.1, 8000)
+
+
+def test_the_window_sequence_continues_where_the_flows_since_its_start_left_it():
+    whole = rcp_syn_rates(C, C, 0, 11)
+    assert rcp_window_syn_rates(C, C, 0, 3, 8) == whole[3:]
+    assert rcp_window_syn_rates(C, C, 0, 0, 8) == rcp_syn_rates(C, C, 0, 8)
+    # a window's first stamps add up to about what k fair shares take, however the intervals cut them
+    assert sum(rcp_window_syn_rates(C, C, 0, 0, 2)) + sum(rcp_window_syn_rates(C, C, 0, 2, 2)) == \
+        pytest.approx(sum(whole[:4]))
+    with pytest.raises(ValueError):
+        rcp_window_syn_rates(C, C, 0, -1, 8)
 
 
 def test_a_new_flow_gets_R_on_an_idle_link_and_its_share_on_a_full_one():

@@ -9,7 +9,7 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
 from p4rcp import dataplane as dp
-from p4rcp.protocol import ACK, DATA, FLAG_LAST, RCP, REF, SYN
+from p4rcp.protocol import ACK, DATA, FLAG_ENDING, RCP, REF, SYN
 from p4rcp.router_model import RouterModel, udp_checksum_after_stamp
 from p4rcp.topology import Route
 
@@ -21,10 +21,11 @@ def model(**kw):
 
 
 def rcp(type_=DATA, rate=8000, rtt=30000, flags=0, dscp=0, dst="10.0.2.2", chksum=None, payload=b"x" * 20,
-        ip_flags=0, **ip):
+        ip_flags=0, size=0, **ip):
     pkt = (Ether(src="00:00:00:00:00:00", dst="00:aa:00:00:00:00")
            / IP(src="10.0.0.2", dst=dst, tos=dscp << 2, flags=ip_flags, **ip)
-           / UDP(sport=40000, dport=6577, chksum=chksum) / RCP(type=type_, flags=flags, rate_kbps=rate, rtt_us=rtt)
+           / UDP(sport=40000, dport=6577, chksum=chksum) / RCP(type=type_, flags=flags, size=size, rate_kbps=rate,
+                                                                   rtt_us=rtt)
            / Raw(payload))
     return bytes(pkt)
 
@@ -50,7 +51,7 @@ def test_a_forward_packet_above_the_stamp_leaves_stamped_with_a_checksum_scapy_a
         out = m.process(frame)
         assert (out.port, out.frame) == (2, routed(frame, 2, rate_kbps=5000))
     c = m.counts[2]
-    assert (c.input_packets, c.input_bytes, c.rtt_sum_us, c.rtt_count, c.arrivals) == (3, 3 * len(rcp()), 90000, 3, 1)
+    assert (c.input_packets, c.input_bytes, c.rtt_sum_us, c.rtt_count) == (3, 3 * len(rcp()), 90000, 3)
 
 
 def test_rates_at_or_below_the_stamp_other_types_and_unclassified_ports_pass_unchanged():
@@ -66,23 +67,33 @@ def test_weight_classes_pick_the_cell_by_dscp():
     assert m.process(rcp(dscp=11)).frame == routed(rcp(dscp=11), 2), "no class: the unclassified cell"
 
 
-def test_the_kth_syn_of_an_interval_is_capped_by_its_syn_stamp_and_later_ones_by_the_last():
-    m = model(stamps={dp.rate_cell(2): 5000}, classes={(2, 0): dp.rate_cell(2)},
-              syn_stamps={2: (10, [4000, 3000, 2000, 1000, 900, 800, 700, 600])})
-    m.port(2).arrivals = 10
-    got = [m.process(rcp(SYN)).frame for _ in range(10)]
+GRANTS = dp.SynGrants(10, (4000, 3000, 2000, 1000, 900, 800, 700, 600), 450, 100, 50)
+
+
+def test_the_kth_long_syn_of_an_interval_is_capped_by_its_stamp_and_later_ones_by_the_last():
+    m = model(stamps={dp.rate_cell(2): 5000}, classes={(2, 0): dp.rate_cell(2)}, syn_grants={2: GRANTS})
+    m.port(2).long_arrivals = 10
+    got = [m.process(rcp(SYN, size=51)).frame for _ in range(10)]
     want = [4000, 3000, 2000, 1000, 900, 800, 700, 600, 600, 600]
-    assert got == [routed(rcp(SYN), 2, rate_kbps=r) for r in want]
-    assert m.counts[2].arrivals == 20
+    assert got == [routed(rcp(SYN, size=51), 2, rate_kbps=r) for r in want]
+    assert (m.counts[2].long_arrivals, m.counts[2].committed_arrivals) == (20, 510)
 
 
-def test_last_data_is_a_departure_and_rtts_outside_the_bound_are_no_sample():
-    m = model()
-    m.process(rcp(flags=FLAG_LAST, rtt=0))
-    m.process(rcp(rtt=2**23))
+def test_a_short_syn_takes_the_short_stamp_and_every_size_counts_up_to_p():
+    m = model(stamps={dp.rate_cell(2): 5000}, classes={(2, 0): dp.rate_cell(2)}, syn_grants={2: GRANTS})
+    assert m.process(rcp(SYN, size=50)).frame == routed(rcp(SYN, size=50), 2, rate_kbps=450)
+    m.process(rcp(SYN, size=5000))
+    assert (m.counts[2].long_arrivals, m.counts[2].committed_arrivals) == (1, 150)
+
+
+def test_ending_data_counts_its_size_and_rtts_outside_the_bound_are_no_sample():
+    m = model(syn_grants={2: GRANTS})
+    m.process(rcp(flags=FLAG_ENDING, rtt=0, size=30))
+    m.process(rcp(flags=FLAG_ENDING, rtt=0, size=300))
+    m.process(rcp(rtt=2**23, size=7))
     m.process(rcp(rtt=2**23 - 1))
     c = m.counts[2]
-    assert (c.departures, c.rtt_count, c.rtt_sum_us) == (1, 1, 2**23 - 1)
+    assert (c.committed_departures, c.rtt_count, c.rtt_sum_us) == (130, 1, 2**23 - 1)
 
 
 @pytest.mark.parametrize("frame", [

@@ -7,6 +7,7 @@ typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
 typedef bit<32> rate_kbps_t;
 typedef bit<32> rtt_us_t;
+typedef bit<16> size_pkts_t;
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 const bit<8>  IP_PROTO_TCP   = 6;
@@ -29,8 +30,9 @@ const bit<4> RCP_TYPE_FINACK = 5;
 // packet, stamped and RTT-sampled like DATA; the receiver answers REFACK, which routers leave alone.
 const bit<4> RCP_TYPE_REF    = 6;
 const bit<4> RCP_TYPE_REFACK = 7;
-// flags: set on the first transmission of a flow's last DATA packet, by which routers count departures.
-const bit<8> RCP_FLAG_LAST = 0x01;
+// flags: set on the first DATA packet a flow sends once its unsent data takes at most one round trip, by
+// which routers count its departure, weighed by its size.
+const bit<8> RCP_FLAG_ENDING = 0x01;
 
 // An RTT sample is valid when 0 < rtt_us < 2^RCP_RTT_BITS us (8.39 s): the bits above RCP_RTT_BITS are
 // 0. Larger values are stale or bogus estimates that would drag the router's average RTT d0. A bound that
@@ -53,9 +55,10 @@ const rate_kbps_t RCP_RATE_NONE = 0xFFFFFFFF;
 #define WEIGHT_CLASS_BITS 3
 typedef bit<WEIGHT_CLASS_BITS> weight_class_t;
 
-// The flow-count feedforward (docs/design.md, "Sudden load"): the k-th SYN of a control interval on
+// The feedforward (docs/design.md, "Sudden load"): the k-th long flow's SYN of a control interval on
 // port p, k = 1 .. SYN_RATES, is stamped with at most cell (p << SYN_RATE_BITS) | (k - 1) of rcp_syn_rate;
-// later SYNs of the interval take the last cell.
+// later long SYNs of the interval take the last cell. A SYN is long when its size is above the port's
+// rcp_long_packets; others take rcp_short_rate.
 #define SYN_RATE_BITS 3
 #define SYN_RATES 8
 

@@ -53,7 +53,7 @@ header rcp_h {
     bit<4>      version;
     bit<4>      type;
     bit<8>      flags;
-    bit<16>     reserved;
+    size_pkts_t size;       // SYN and ENDING: the flow's size in DATA packets (saturating)
     rate_kbps_t rate_kbps;
     rtt_us_t    rtt_us;
     rate_kbps_t feedback_kbps;

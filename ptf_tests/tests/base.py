@@ -20,9 +20,10 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.police import Flow
-from p4rcp.protocol import DATA, FLAG_LAST, RCP, RCP_UDP_PORT, SYN
+from p4rcp.protocol import DATA, FLAG_ENDING, RCP, RCP_UDP_PORT, SYN
 from p4rcp.topology import Route
 
 PORTS = (0, 1, 2, 3)
@@ -33,8 +34,9 @@ DROP_PORT = 511
 # The monotonic counts, by what they count: (counter extern, field) or register.
 INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT = "input bytes", "input packets", "RTT sum", "RTT count"
 POLICED_BYTES, POLICED_PACKETS = "policed bytes", "policed packets"
-ARRIVALS, DEPARTURES = "arrivals", "departures"
-COUNTS = (INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT, POLICED_BYTES, POLICED_PACKETS, ARRIVALS, DEPARTURES)
+LONG_ARRIVALS, COMMITTED_ARRIVALS, COMMITTED_DEPARTURES = "long arrivals", "committed arrivals", "committed departures"
+COUNTS = (INPUT_BYTES, INPUT_PACKETS, RTT_SUM, RTT_COUNT, POLICED_BYTES, POLICED_PACKETS, LONG_ARRIVALS,
+          COMMITTED_ARRIVALS, COMMITTED_DEPARTURES)
 
 
 def host_ip(port, n=2):
@@ -71,15 +73,18 @@ def routed(pkt, out_port, **rcp_fields):
     return Ether(bytes(exp))
 
 
-def flow_counts(pkt, out_port, copies=1):
-    """The feedforward's counts a forwarded packet moves: a SYN is an arrival, DATA flagged LAST a
-    departure."""
+def flow_counts(pkt, out_port, grants: SynGrants, copies=1):
+    """The feedforward's counts a forwarded packet moves under the port's `grants`: a SYN adds min(size, P) to
+    the committed arrivals, and 1 to the long arrivals when its size is above the long threshold; DATA
+    flagged ENDING adds min(size, P) to the committed departures."""
     if RCP not in pkt:
         return {}
+    committed = min(pkt[RCP].size, grants.grant_packets) * copies
     if pkt[RCP].type == SYN:
-        return {(ARRIVALS, out_port): copies}
-    if pkt[RCP].type == DATA and pkt[RCP].flags & FLAG_LAST:
-        return {(DEPARTURES, out_port): copies}
+        return {(COMMITTED_ARRIVALS, out_port): committed,
+                (LONG_ARRIVALS, out_port): copies if pkt[RCP].size > grants.long_packets else 0}
+    if pkt[RCP].type == DATA and pkt[RCP].flags & FLAG_ENDING:
+        return {(COMMITTED_DEPARTURES, out_port): committed}
     return {}
 
 
@@ -109,9 +114,11 @@ class RcpTest(BaseTest):
         self.switch.write_rates_kbps({**{dp.rate_cell(p, k): dp.RATE_NONE for p in PORTS
                                          for k in range(dp.NUM_WEIGHT_CLASSES)}, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
         self.switch.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
-        self.switch.write_syn_rates({p: (0, [dp.RATE_NONE] * dp.SYN_RATES) for p in PORTS})
+        self.grants = {p: SynGrants.none() for p in PORTS}
+        self.switch.write_syn_grants(self.grants)
         self.set_weight_classes({})
-        for row in (*dp.REG_POLICE_ROWS, dp.REG_ARRIVALS):
+        for row in (*dp.REG_POLICE_ROWS, dp.REG_LONG_ARRIVALS, dp.REG_COMMITTED_ARRIVALS,
+                    dp.REG_COMMITTED_DEPARTURES):
             self.switch.reset_register(row)     # (after the writes: the switch has applied them)
 
     # One helper per table and register the control plane writes.
@@ -131,10 +138,11 @@ class RcpTest(BaseTest):
         self.switch.write_police({dp.rate_cell(port, weight_class): (allowance, limit)})
         self.switch.wait_for_writes()
 
-    def set_syn_rates(self, port, base, stamps_kbps):
-        """rcp_arrivals_base and rcp_syn_rate of a port (the stamps of the 1st .. SYN_RATES-th SYN counted
-        from base), applied when this returns."""
-        self.switch.write_syn_rates({port: (base, list(stamps_kbps))})
+    def set_syn_grants(self, port, grants: SynGrants):
+        """A port's SYN stamps, P and long threshold (control_plane.driver.SynGrants), applied when this
+        returns."""
+        self.grants[port] = grants
+        self.switch.write_syn_grants({port: grants})
         self.switch.wait_for_writes()
 
     def police_cell(self, row, index):
@@ -148,15 +156,16 @@ class RcpTest(BaseTest):
         inputs = {p: self.switch.read_counter(dp.COUNTER_INPUT, p) for p in cells}
         policed = {p: self.switch.read_counter(dp.COUNTER_POLICED, p) for p in cells}
         rtt_sum = self.switch.read_register(dp.REG_RTT_SUM)
-        arrivals = self.switch.read_register(dp.REG_ARRIVALS)
+        feedforward = {name: self.switch.read_register(reg) for name, reg in (
+            (LONG_ARRIVALS, dp.REG_LONG_ARRIVALS), (COMMITTED_ARRIVALS, dp.REG_COMMITTED_ARRIVALS),
+            (COMMITTED_DEPARTURES, dp.REG_COMMITTED_DEPARTURES))}
         return {INPUT_BYTES: {p: inputs[p].bytes for p in cells},
                 INPUT_PACKETS: {p: inputs[p].packets for p in cells},
                 RTT_SUM: {p: rtt_sum[p] for p in cells},
                 RTT_COUNT: {p: self.switch.read_counter(dp.COUNTER_RTT_COUNT, p).packets for p in cells},
                 POLICED_BYTES: {p: policed[p].bytes for p in cells},
                 POLICED_PACKETS: {p: policed[p].packets for p in cells},
-                ARRIVALS: {p: arrivals[p] for p in cells},
-                DEPARTURES: {p: self.switch.read_counter(dp.COUNTER_DEPARTURES, p).packets for p in cells},
+                **{name: {p: values[p] for p in cells} for name, values in feedforward.items()},
                 dp.REG_QUEUE_DEPTH: self.switch.read_register(dp.REG_QUEUE_DEPTH),
                 dp.REG_RATE: self.switch.read_register(dp.REG_RATE)}
 
@@ -182,7 +191,7 @@ class RcpTest(BaseTest):
         self.send(0, pkt)
         testutils.verify_packet(self, expected_pkt, out_port)
         testutils.verify_no_other_packets(self)
-        deltas = {(INPUT_BYTES, out_port): len(pkt), **flow_counts(pkt, out_port)}
+        deltas = {(INPUT_BYTES, out_port): len(pkt), **flow_counts(pkt, out_port, self.grants[out_port])}
         if rtt_us is not None:
             deltas[(RTT_SUM, out_port)] = rtt_us
             deltas[(RTT_COUNT, out_port)] = 1

@@ -99,7 +99,7 @@ class PolicingTest(RcpTest):
             for key, value in (((INPUT_BYTES, 2), n * len(pkt)), ((INPUT_PACKETS, 2), n),
                                ((POLICED_BYTES, 2), (n - forwarded) * len(pkt)), ((POLICED_PACKETS, 2), n - forwarded)):
                 deltas[key] = deltas.get(key, 0) + value
-            for key, value in flow_counts(pkt, 2, forwarded).items():
+            for key, value in flow_counts(pkt, 2, self.grants[2], forwarded).items():
                 deltas[key] = deltas.get(key, 0) + value
             if not sampled or sampled[0]:
                 deltas[(RTT_SUM, 2)] = deltas.get((RTT_SUM, 2), 0) + forwarded * RTT

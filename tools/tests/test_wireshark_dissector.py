@@ -24,7 +24,7 @@ from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import ROOT
 
 DISSECTOR = ROOT / "tools" / "wireshark" / "rcp.lua"
-RCP_FIELDS = ["version", "type", "flags", "reserved", "rate_kbps", "rtt_us", "feedback_kbps"]
+RCP_FIELDS = ["version", "type", "flags", "size", "rate_kbps", "rtt_us", "feedback_kbps"]
 HOST_FIELDS = ["flow_id", "pkt_seq", "ts_us", "total_size", "mss", "cc", "window", "offset", "payload_len",
                "cum_ack", "sack_count", "sack_start", "sack_end", "final_size", "status"]
 
@@ -72,7 +72,7 @@ EXAMPLES = [  # (RCP header, host bytes, the host fields they carry)
      {"cum_ack": 1000, "window": 4096, "sack_count": 2, "sack_start": [2000, 5000], "sack_end": [3000, 9000]}),
     (RCP(type=FIN, rate_kbps=6000, rtt_us=40_000), common(7, 1, 13) + struct.pack(">Q", 200_000),
      {"final_size": 200_000}),
-    (RCP(type=FINACK, flags=0, reserved=0), common(7, 1, 13) + struct.pack(">QB3x", 200_000, 1),
+    (RCP(type=FINACK, flags=0, size=0), common(7, 1, 13) + struct.pack(">QB3x", 200_000, 1),
      {"cum_ack": 200_000, "status": 1}),
     # REF and REFACK: the common bytes only (docs/protocol.md); nothing else is decoded as host fields
     (RCP(type=REF, rate_kbps=6000, rtt_us=40_000), common(7, 0, 14),

@@ -13,7 +13,7 @@
 local UDP_PORT = 6577
 local HEADER_LEN = 16
 local FLAGS_OFFSET = 1
-local RESERVED_OFFSET = 2
+local SIZE_OFFSET = 2
 local RATE_OFFSET = 4
 local RTT_OFFSET = 8
 local FEEDBACK_OFFSET = 12
@@ -46,12 +46,12 @@ local f = {
     version = ProtoField.uint8("rcp.version", "Version", base.DEC, nil, 0xF0),
     type = ProtoField.uint8("rcp.type", "Type", base.DEC, types, 0x0F),
     flags = ProtoField.uint8("rcp.flags", "Flags", base.HEX),
-    reserved = ProtoField.uint16("rcp.reserved", "Reserved", base.HEX),
+    size = ProtoField.uint16("rcp.size", "Flow size (DATA packets)", base.DEC),
     rate_kbps = ProtoField.uint32("rcp.rate_kbps", "Rate (kb/s)", base.DEC),
     rtt_us = ProtoField.uint32("rcp.rtt_us", "RTT (us)", base.DEC),
     feedback_kbps = ProtoField.uint32("rcp.feedback_kbps", "Feedback rate (kb/s)", base.DEC),
 }
-rcp.fields = { f.version, f.type, f.flags, f.reserved, f.rate_kbps, f.rtt_us, f.feedback_kbps }
+rcp.fields = { f.version, f.type, f.flags, f.size, f.rate_kbps, f.rtt_us, f.feedback_kbps }
 
 local host = Proto("p4rcp_host", "p4rcp host transport")
 local h = {
@@ -121,7 +121,7 @@ function rcp.dissector(buf, pinfo, tree)
     t:add(f.version, buf(0, 1))
     t:add(f.type, buf(0, 1))
     t:add(f.flags, buf(FLAGS_OFFSET, 1))
-    t:add(f.reserved, buf(RESERVED_OFFSET, 2))
+    t:add(f.size, buf(SIZE_OFFSET, 2))
     t:add(f.rate_kbps, buf(RATE_OFFSET, 4))
     t:add(f.rtt_us, buf(RTT_OFFSET, 4))
     t:add(f.feedback_kbps, buf(FEEDBACK_OFFSET, 4))

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from control_plane.driver import CounterRead, PortCounters
+from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -46,8 +47,9 @@ class Ns3Driver:
             disc = self.network.rcp_disc(self.switch, port)
             counts[port] = PortCounters(input_bytes=disc.InputBytes(), input_packets=disc.InputPackets(),
                                         rtt_sum_us=disc.RttSumUs(), rtt_count=disc.RttCount(),
-                                        queue_depth=disc.QueueDepthPackets(), arrivals=disc.Arrivals(),
-                                        departures=disc.Departures())
+                                        queue_depth=disc.QueueDepthPackets(), long_arrivals=disc.LongArrivals(),
+                                        committed_arrivals=disc.CommittedArrivals(),
+                                        committed_departures=disc.CommittedDepartures())
         return CounterRead(at=clock(), ports=counts)
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
@@ -77,18 +79,20 @@ class Ns3Driver:
         if any(pair != (0, 0) for pair in params.values()):
             raise ValueError("the ns-3 router model has no policing")
 
-    def write_syn_rates(self, rates: dict[int, tuple[int, list[int]]]) -> None:
-        """Each port's arrivals base and SYN stamps (RATE_NONE, no cap, is the model's SYN_RATE_NONE). A port
-        without RCP has no RcpQueueDisc and nothing to cap: the loop's first write, to every port, skips it."""
-        for port, (base, stamps) in rates.items():
+    def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
+        """Each port's SynGrants (RATE_NONE, no cap, is the model's SYN_RATE_NONE). A port without RCP has no
+        RcpQueueDisc and nothing to cap: the loop's first write, to every port, skips it."""
+        for port, g in grants.items():
             if not self.network.topology.switch(self.switch).ports[port].is_rcp:
-                if any(kbps != dp.RATE_NONE for kbps in stamps):
+                if g != SynGrants.none():
                     raise ValueError(f"SYN stamps for port {port} of {self.switch}, which has no RCP")
                 continue
             disc = self.network.rcp_disc(self.switch, port)
-            disc.SetArrivalsBase(base)
-            for k, kbps in enumerate(stamps, start=1):
+            disc.SetArrivalsBase(g.base)
+            for k, kbps in enumerate(g.long_kbps, start=1):
                 disc.SetSynRateKbps(k, kbps)
+            disc.SetShortRateKbps(g.short_kbps)
+            disc.SetGrantPackets(g.grant_packets, g.long_packets)
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
         if classes:

@@ -48,7 +48,7 @@ fn sections() -> Vec<Section> {
                 int("VERSION", wire::RCP_VERSION),
                 int("HEADER_LEN", size(wire::RCP_HEADER_LEN)),
                 int("FLAGS_OFFSET", size(wire::RCP_FLAGS_OFFSET)),
-                int("RESERVED_OFFSET", size(wire::RCP_RESERVED_OFFSET)),
+                int("SIZE_OFFSET", size(wire::RCP_SIZE_OFFSET)),
                 int("RATE_OFFSET", size(wire::RCP_RATE_OFFSET)),
                 int("RTT_OFFSET", size(wire::RCP_RTT_OFFSET)),
                 int("FEEDBACK_OFFSET", size(wire::RCP_FEEDBACK_OFFSET)),
@@ -63,8 +63,13 @@ fn sections() -> Vec<Section> {
                 .collect(),
         },
         Section {
-            comment: "Flags: the first transmission of a flow's last DATA packet (routers count departures).",
-            macros: vec![hex("FLAG_LAST", wire::FLAG_LAST)],
+            comment: "Flags: the first DATA packet sent once a flow's unsent data fits in one round trip at its rate\n\
+                      (routers count the departure by it). Size: a flow's size in DATA packets on SYN and ENDING;\n\
+                      P4RCP_SIZE_UNKNOWN_PACKETS when unknown or that large.",
+            macros: vec![
+                hex("FLAG_ENDING", wire::FLAG_ENDING),
+                int("SIZE_UNKNOWN_PACKETS", wire::SIZE_UNKNOWN_PACKETS),
+            ],
         },
         Section {
             comment: "A valid RTT sample: 0 < rtt_us <= P4RCP_MAX_RTT_US = 2^P4RCP_RTT_BITS - 1.\n\

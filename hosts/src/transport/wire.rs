@@ -16,7 +16,7 @@ pub const RCP_VERSION: u8 = 1;
 pub const RCP_HEADER_LEN: usize = 16;
 /// Offsets of the RCP header's fields after byte 0 (version and type).
 pub const RCP_FLAGS_OFFSET: usize = 1;
-pub const RCP_RESERVED_OFFSET: usize = 2;
+pub const RCP_SIZE_OFFSET: usize = 2;
 pub const RCP_RATE_OFFSET: usize = 4;
 pub const RCP_RTT_OFFSET: usize = 8;
 pub const RCP_FEEDBACK_OFFSET: usize = 12;
@@ -70,9 +70,23 @@ pub const FIN_FRAME_LEN: usize = FRAME_OVERHEAD + FIN_LEN;
 /// FINACK status bit: every byte delivered matched the flow's content pattern.
 pub const STATUS_VERIFIED: u8 = 1;
 
-/// RCP header flag on the first transmission of a flow's last DATA packet:
-/// routers count departures by it (docs/protocol.md, "The RCP header").
-pub const FLAG_LAST: u8 = 0x01;
+/// RCP header flag on the first DATA packet a flow sends once the data it
+/// has not sent yet takes at most one round trip at its rate: routers count
+/// the flow's departure by it, one round trip before its share frees
+/// (docs/protocol.md, "The RCP header").
+pub const FLAG_ENDING: u8 = 0x01;
+/// The RCP header's `size` when a flow's size is unknown (open-ended) or
+/// this large or larger: full DATA packets, saturating.
+pub const SIZE_UNKNOWN_PACKETS: u16 = u16::MAX;
+
+/// The `size` field of a flow of `total` application bytes in DATA packets
+/// of `mss` bytes: its packet count, saturating at [`SIZE_UNKNOWN_PACKETS`].
+pub fn size_packets(total: u64, mss: u32) -> u16 {
+    if total == u64::MAX || mss == 0 {
+        return SIZE_UNKNOWN_PACKETS;
+    }
+    total.div_ceil(mss as u64).min(SIZE_UNKNOWN_PACKETS as u64) as u16
+}
 
 /// The scheme code of a SYN whose sender names no scheme of [`SCHEMES`].
 pub const SCHEME_OTHER: u8 = 0;
@@ -151,7 +165,9 @@ impl PktType {
 pub struct RcpHeader {
     pub ptype: PktType,
     pub flags: u8,
-    pub reserved: u16,
+    /// On SYN and on the DATA flagged ENDING: the flow's size in DATA packets
+    /// (routers weigh its arrival and departure by it); 0 on other packets.
+    pub size: u16,
     /// Rate the sender asks for, kb/s of Ethernet frames; routers lower it.
     pub rate_kbps: u32,
     /// Sender's RTT estimate in µs (0 = unknown).
@@ -165,7 +181,7 @@ impl RcpHeader {
         RcpHeader {
             ptype,
             flags: 0,
-            reserved: 0,
+            size: 0,
             rate_kbps: 0,
             rtt_us: 0,
             feedback_kbps: 0,
@@ -185,7 +201,7 @@ impl RcpHeader {
         Ok(RcpHeader {
             ptype,
             flags: buf[RCP_FLAGS_OFFSET],
-            reserved: be16(buf, RCP_RESERVED_OFFSET),
+            size: be16(buf, RCP_SIZE_OFFSET),
             rate_kbps: be32(buf, RCP_RATE_OFFSET),
             rtt_us: be32(buf, RCP_RTT_OFFSET),
             feedback_kbps: be32(buf, RCP_FEEDBACK_OFFSET),
@@ -196,7 +212,7 @@ impl RcpHeader {
     pub fn write(&self, out: &mut Vec<u8>) {
         out.push((RCP_VERSION << 4) | (self.ptype as u8 & 0x0f));
         out.push(self.flags);
-        out.extend_from_slice(&self.reserved.to_be_bytes());
+        out.extend_from_slice(&self.size.to_be_bytes());
         out.extend_from_slice(&self.rate_kbps.to_be_bytes());
         out.extend_from_slice(&self.rtt_us.to_be_bytes());
         out.extend_from_slice(&self.feedback_kbps.to_be_bytes());
@@ -563,7 +579,7 @@ mod tests {
         RcpHeader {
             ptype: PktType::Data,
             flags: 0,
-            reserved: 0,
+            size: 0,
             rate_kbps: rate,
             rtt_us: rtt,
             feedback_kbps: fb,

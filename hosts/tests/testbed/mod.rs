@@ -17,7 +17,7 @@ use p4rcp_host::cc::CcSpec;
 use p4rcp_host::transport::receiver::{Receiver, RECV_WINDOW};
 use p4rcp_host::transport::record::{FlowRecord, RecvRecord, TraceLine};
 use p4rcp_host::transport::sender::{FlowParams, SenderFlow};
-use p4rcp_host::transport::wire::{Packet, PktType, FLAG_LAST, RCP_HEADER_LEN};
+use p4rcp_host::transport::wire::{Packet, PktType, FLAG_ENDING, RCP_HEADER_LEN, RCP_SIZE_OFFSET};
 use p4rcp_host::transport::Outbox;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -137,8 +137,8 @@ pub struct SimResult {
     pub flows: Vec<FlowResult>,
     /// Data packets the full queue dropped.
     pub queue_drops: u64,
-    /// DATA packets flagged as a flow's last (FLAG_LAST) that reached the queue.
-    pub last_flags: u64,
+    /// The size field of each DATA packet flagged ENDING that reached the queue.
+    pub ending_sizes: Vec<u16>,
     /// REF probes that reached the queue.
     pub refs: u64,
 }
@@ -193,7 +193,7 @@ struct Sim {
     busy: bool,
     rate_kbps: f64,
     queue_drops: u64,
-    last_flags: u64,
+    ending_sizes: Vec<u16>,
     refs: u64,
     /// Per flow: when its latest data packet reaches the queue and its
     /// latest ACK reaches it (jitter keeps each stream in order).
@@ -242,8 +242,8 @@ impl Sim {
     }
 
     fn enqueue(&mut self, flow: usize, d: Vec<u8>) {
-        if d.len() >= RCP_HEADER_LEN && d[0] & 0x0f == PktType::Data as u8 && d[1] & FLAG_LAST != 0 {
-            self.last_flags += 1;
+        if d.len() >= RCP_HEADER_LEN && d[0] & 0x0f == PktType::Data as u8 && d[1] & FLAG_ENDING != 0 {
+            self.ending_sizes.push(u16::from_be_bytes([d[RCP_SIZE_OFFSET], d[RCP_SIZE_OFFSET + 1]]));
         }
         if d.len() >= RCP_HEADER_LEN && d[0] & 0x0f == PktType::Ref as u8 {
             self.refs += 1;
@@ -304,7 +304,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
         busy: false,
         rate_kbps: net.rate_kbps,
         queue_drops: 0,
-        last_flags: 0,
+        ending_sizes: Vec::new(),
         refs: 0,
         last_at_queue: vec![0.0; flows.len()],
         last_at_sender: vec![0.0; flows.len()],
@@ -430,7 +430,7 @@ pub fn simulate(net: &Net, flows: &[FlowSpec], seed: u64, max_time: f64) -> SimR
     SimResult {
         flows,
         queue_drops: sim.queue_drops,
-        last_flags: sim.last_flags,
+        ending_sizes: sim.ending_sizes,
         refs: sim.refs,
     }
 }

@@ -48,15 +48,27 @@ extern void rcp_rtt_count_reg_raw(in port_index_t index, in bit<32> newVal, in b
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
 extern void rcp_policed_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
                                 in bit<8> opCode, out bit<32> result);
-// The flow-count feedforward (docs/design.md, "Sudden load"): SYNs (raw's result is the cell as it
-// read it, before the addition) and DATA flagged LAST per port; the base and the SYN stamps, per port and
-// per (port, k - 1), written by the control plane.
+// The feedforward (docs/design.md, "Sudden load"): long flows' SYNs (raw's result is the cell as it read
+// it, before the addition) and the sizes, capped at P, of SYNs and DATA flagged ENDING, per port; the base,
+// the SYN stamps (per (port, k - 1)), the short stamp, P and the long threshold, written by the control plane.
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
-extern void rcp_arrivals_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
-                                 in bit<8> opCode, out bit<32> result);
+extern void rcp_long_arrivals_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
+                                      in bit<8> opCode, out bit<32> result);
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
-extern void rcp_departures_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
-                                   in bit<8> opCode, out bit<32> result);
+extern void rcp_committed_arrivals_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
+                                           in bit<8> opCode, out bit<32> result);
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
+extern void rcp_committed_departures_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
+                                             in bit<8> opCode, out bit<32> result);
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
+extern void rcp_short_rate_reg_rw(in port_index_t index, in rate_kbps_t newVal, in bit<8> opCode,
+                                  out rate_kbps_t result);
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
+extern void rcp_grant_packets_reg_rw(in port_index_t index, in size_pkts_t newVal, in bit<8> opCode,
+                                     out size_pkts_t result);
+@Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
+extern void rcp_long_packets_reg_rw(in port_index_t index, in size_pkts_t newVal, in bit<8> opCode,
+                                    out size_pkts_t result);
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
 extern void rcp_arrivals_base_reg_rw(in port_index_t index, in bit<32> newVal, in bit<8> opCode, out bit<32> result);
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(5)
@@ -288,18 +300,32 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                 }
 
                 if (!policed) {
-                    if (hdr.rcp.type == RCP_TYPE_SYN) {
-                        bit<32> before;
-                        bit<32> base;
-                        rcp_arrivals_reg_raw(p, 0, 1, REG_ADD, before);
-                        rcp_arrivals_base_reg_rw(p, 0, REG_READ, base);
-                        bit<32> k = before - base;                                        // 0 for the first
-                        if (k >= SYN_RATES) { k = SYN_RATES - 1; }
-                        rate_kbps_t not_syn_rate;
-                        rcp_syn_rate_reg_rw(p ++ k[SYN_RATE_BITS - 1:0], 0, REG_READ, not_syn_rate);
-                        if (~not_syn_rate < R) { R = ~not_syn_rate; }
-                    } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
-                        rcp_departures_reg_raw(p, 0, 1, REG_ADD, unused);
+                    bool ending = hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_ENDING) != 0;
+                    if (hdr.rcp.type == RCP_TYPE_SYN || ending) {
+                        size_pkts_t grant;
+                        rcp_grant_packets_reg_rw(p, 0, REG_READ, grant);
+                        size_pkts_t committed = hdr.rcp.size;                             // min(size, P)
+                        if (committed > grant) { committed = grant; }
+                        if (ending) {
+                            rcp_committed_departures_reg_raw(p, 0, (bit<32>) committed, REG_ADD, unused);
+                        } else {
+                            rcp_committed_arrivals_reg_raw(p, 0, (bit<32>) committed, REG_ADD, unused);
+                            size_pkts_t long_packets;
+                            rcp_long_packets_reg_rw(p, 0, REG_READ, long_packets);
+                            rate_kbps_t not_syn_rate;
+                            if (hdr.rcp.size > long_packets) {
+                                bit<32> before;
+                                bit<32> base;
+                                rcp_long_arrivals_reg_raw(p, 0, 1, REG_ADD, before);
+                                rcp_arrivals_base_reg_rw(p, 0, REG_READ, base);
+                                bit<32> k = before - base;                                // 0 for the first
+                                if (k >= SYN_RATES) { k = SYN_RATES - 1; }
+                                rcp_syn_rate_reg_rw(p ++ k[SYN_RATE_BITS - 1:0], 0, REG_READ, not_syn_rate);
+                            } else {
+                                rcp_short_rate_reg_rw(p, 0, REG_READ, not_syn_rate);
+                            }
+                            if (~not_syn_rate < R) { R = ~not_syn_rate; }
+                        }
                     }
                     if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {   // comparison 1
                         rcp_rtt_sum_reg_raw(p, 0, hdr.rcp.rtt_us, REG_ADD, unused);       // addition 2

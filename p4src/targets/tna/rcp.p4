@@ -24,24 +24,51 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // has drained.
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
 
-    // The flow-count feedforward (docs/design.md, "Sudden load"), as on v1model: SYNs counted per
-    // port, the k-th SYN since the base the control plane wrote capped by its stamp, LAST DATA counted.
-    // The arrivals and the base are separate registers, each one stateful ALU, so that the control plane
-    // writes the base without touching the running count.
-    @name(".rcp_arrivals")      Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals;
-    @name(".rcp_arrivals_base") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals_base;
-    // A SYN stamp of RCP_RATE_NONE (the feedforward off, and a cell at its reset value: the cells hold the
-    // complement, as rcp_rate's) caps nothing.
+    // The feedforward (docs/design.md, "Sudden load"), as on v1model: the sizes of SYNs and ENDING packets,
+    // each capped at P, summed per port; long flows' SYNs counted, the k-th since the base the control plane
+    // wrote capped by its stamp; short flows' SYNs capped by the short stamp. Each register is one stateful
+    // ALU, so that the control plane writes the base, the stamps, P and the threshold without touching the
+    // running counts. A stamp of RCP_RATE_NONE (the feedforward off, and a cell at its reset value: the
+    // rate cells hold the complement, as rcp_rate's) caps nothing.
+    @name(".rcp_committed_arrivals")   Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_committed_arrivals;
+    @name(".rcp_committed_departures") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_committed_departures;
+    @name(".rcp_long_arrivals")        Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_long_arrivals;
+    @name(".rcp_arrivals_base")        Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_arrivals_base;
     @name(".rcp_syn_rate")      Register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS, 0) rcp_syn_rate;
-    @name(".rcp_departures")    Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_departures;
+    @name(".rcp_short_rate")    Register<rate_kbps_t, PortId_t>(NUM_PORTS, 0) rcp_short_rate;
+    @name(".rcp_grant_packets") Register<size_pkts_t, PortId_t>(NUM_PORTS, 0) rcp_grant_packets;
+    @name(".rcp_long_packets")  Register<size_pkts_t, PortId_t>(NUM_PORTS, 0) rcp_long_packets;
 
-    RegisterAction<bit<32>, PortId_t, bit<32>>(rcp_arrivals) count_arrival = {
+    size_pkts_t committed;
+
+    // min(size, P), in the ALU that holds P.
+    RegisterAction<size_pkts_t, PortId_t, size_pkts_t>(rcp_grant_packets) committed_size = {
+        void apply(inout size_pkts_t grant, out size_pkts_t value) {
+            if (hdr.rcp.size > grant) { value = grant; } else { value = hdr.rcp.size; }
+        }
+    };
+    // 1 when the flow is long (its size above the threshold), in the ALU that holds the threshold.
+    RegisterAction<size_pkts_t, PortId_t, bit<8>>(rcp_long_packets) is_long = {
+        void apply(inout size_pkts_t threshold, out bit<8> value) {
+            if (hdr.rcp.size > threshold) { value = 1; } else { value = 0; }
+        }
+    };
+    RegisterAction<bit<32>, PortId_t, void>(rcp_committed_arrivals) commit_arrival = {
+        void apply(inout bit<32> sum) { sum = sum + (bit<32>) committed; }
+    };
+    RegisterAction<bit<32>, PortId_t, void>(rcp_committed_departures) commit_departure = {
+        void apply(inout bit<32> sum) { sum = sum + (bit<32>) committed; }
+    };
+    RegisterAction<bit<32>, PortId_t, bit<32>>(rcp_long_arrivals) count_long_arrival = {
         void apply(inout bit<32> arrivals, out bit<32> before) { before = arrivals; arrivals = arrivals + 1; }
     };
     RegisterAction<bit<32>, PortId_t, bit<32>>(rcp_arrivals_base) read_arrivals_base = {
         void apply(inout bit<32> base, out bit<32> value) { value = base; }
     };
     RegisterAction<rate_kbps_t, syn_cell_t, rate_kbps_t>(rcp_syn_rate) read_syn_rate = {
+        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
+    };
+    RegisterAction<rate_kbps_t, PortId_t, rate_kbps_t>(rcp_short_rate) read_short_rate = {
         void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
     };
 
@@ -52,6 +79,7 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
         void apply(inout bit<32> depth) { depth = (bit<32>) eg_intr_md.deq_qdepth; }
     };
 
+    bit<8> long_flow;
     bit<32> arrivals_before;
     bit<32> base;
     bit<32> since_base;
@@ -66,16 +94,24 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
             // The stamp of the packet's (port, class) cell, read in ingress and bridged.
             rate_kbps_t stamp = hdr.bridged.rate;
             if (hdr.rcp.type == RCP_TYPE_SYN) {
-                // k - 1: 0 for the interval's first SYN, the last cell for the SYN_RATES-th and later.
-                // One operation per action, each action a stage (an action's operands come from earlier
-                // stages, and a stateful ALU's answer lands in a field of its own).
-                arrivals_before = count_arrival.execute(p);
-                base = read_arrivals_base.execute(p);
-                since_base_of_arrivals();
-                cap_at_the_last_cell();
-                stamp = min(stamp, read_syn_rate.execute(p ++ since_base[SYN_RATE_BITS - 1:0]));
-            } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_LAST) != 0) {
-                rcp_departures.count(p);
+                committed = committed_size.execute(p);
+                commit_arrival.execute(p);
+                long_flow = is_long.execute(p);
+                if (long_flow == 1) {
+                    // k - 1: 0 for the interval's first long SYN, the last cell for the SYN_RATES-th and later.
+                    // One operation per action, each action a stage (an action's operands come from earlier
+                    // stages, and a stateful ALU's answer lands in a field of its own).
+                    arrivals_before = count_long_arrival.execute(p);
+                    base = read_arrivals_base.execute(p);
+                    since_base_of_arrivals();
+                    cap_at_the_last_cell();
+                    stamp = min(stamp, read_syn_rate.execute(p ++ since_base[SYN_RATE_BITS - 1:0]));
+                } else {
+                    stamp = min(stamp, read_short_rate.execute(p));
+                }
+            } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_ENDING) != 0) {
+                committed = committed_size.execute(p);
+                commit_departure.execute(p);
             }
             if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {                  // comparison 1
                 add_rtt.execute(p);

@@ -20,10 +20,15 @@ header police_key_h {
     bit<16>     dst_port;
 }
 
-// A SYN's stamp (rcp.p4): the port's arrival count with this SYN, the count at the interval's start, the
-// SYN's rank k in the interval (0 for the first), its cell in rcp_syn_rate and the value found there (the
-// complement of the rate, defines.p4).
+// The feedforward's working values for a SYN or an ENDING packet (rcp.p4): the port's P and long threshold,
+// the flow's size capped at P, a sum it is added to; for a long SYN the port's long-arrival count with it,
+// the count at the interval's start, its rank k in the interval (0 for the first), its cell in rcp_syn_rate;
+// for a SYN the value found for it (the complement of the rate, defines.p4).
 header syn_stamp_h {
+    size_pkts_t grant;
+    size_pkts_t long_packets;
+    size_pkts_t committed;
+    bit<32>     sum;
     bit<32>     arrivals;
     bit<32>     base;
     bit<32>     k;

@@ -40,16 +40,22 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
     // drained, however long it then stays quiet (the depth a packet saw on *enqueue* lagged the queue by
     // a queueing delay and stayed at the last arrival's value while the port idled).
     @name(".rcp_queue_depth") register<bit<19>, PortId_t>(NUM_PORTS) rcp_queue_depth;
-    // The flow-count feedforward (docs/design.md, "Sudden load"): new flows (SYNs) and departures
-    // (DATA flagged LAST) per port, for the control plane to scale R by N / (N + arrivals - departures); and
-    // the k-th SYN of an interval stamped with the rate that fits it, rcp_syn_rate[(p << 3) | (k - 1)],
-    // k counted from rcp_arrivals_base, which the control plane sets to rcp_arrivals at each interval.
-    // A SYN rate of RCP_RATE_NONE (feedforward off, and a cell at its reset value) caps nothing; the cells
-    // hold the complement, as rcp_rate's.
-    @name(".rcp_arrivals")      register<bit<32>, PortId_t>(NUM_PORTS) rcp_arrivals;
-    @name(".rcp_arrivals_base") register<bit<32>, PortId_t>(NUM_PORTS) rcp_arrivals_base;
-    @name(".rcp_syn_rate")      register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS) rcp_syn_rate;
-    @name(".rcp_departures")    counter<PortId_t>(NUM_PORTS, CounterType.packets) rcp_departures;
+    // The feedforward (docs/design.md, "Sudden load"), per port: the sizes, each capped at P, of the
+    // flows arriving (SYNs) and ending (DATA flagged ENDING), for the control plane to scale R by N / (N + a - l)
+    // with each flow weighed by the share of a round trip it lasts; the long flows' SYNs, the k-th of an
+    // interval stamped with the rate that fits it, rcp_syn_rate[(p << 3) | (k - 1)], k counted from
+    // rcp_arrivals_base, which the control plane sets to rcp_long_arrivals at each interval; the short flows'
+    // SYNs stamped with rcp_short_rate. P (rcp_grant_packets) and the long threshold (rcp_long_packets) are
+    // the control plane's, so that nothing here divides. A rate of RCP_RATE_NONE (the feedforward off, and a
+    // cell at its reset value) caps nothing; the rate cells hold the complement, as rcp_rate's.
+    @name(".rcp_committed_arrivals")   register<bit<32>, PortId_t>(NUM_PORTS) rcp_committed_arrivals;
+    @name(".rcp_committed_departures") register<bit<32>, PortId_t>(NUM_PORTS) rcp_committed_departures;
+    @name(".rcp_long_arrivals")        register<bit<32>, PortId_t>(NUM_PORTS) rcp_long_arrivals;
+    @name(".rcp_arrivals_base")        register<bit<32>, PortId_t>(NUM_PORTS) rcp_arrivals_base;
+    @name(".rcp_syn_rate")             register<rate_kbps_t, syn_cell_t>(SYN_RATE_CELLS) rcp_syn_rate;
+    @name(".rcp_short_rate")           register<rate_kbps_t, PortId_t>(NUM_PORTS) rcp_short_rate;
+    @name(".rcp_grant_packets")        register<size_pkts_t, PortId_t>(NUM_PORTS) rcp_grant_packets;
+    @name(".rcp_long_packets")         register<size_pkts_t, PortId_t>(NUM_PORTS) rcp_long_packets;
 
     // An action of its own: in the same block as the read, p4c would copy the index into a temporary that
     // bmv2 resets with every packet.
@@ -63,25 +69,47 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
         rcp_queue_depth.write(std_meta.egress_port, std_meta.deq_qdepth);
     }
 
-    // A SYN: one more arrival on the port, and the SYN's rank k in the interval (its stamp below).
-    action count_arrival() {
+    // A SYN or an ENDING packet: the port's P and long threshold.
+    action read_grant() {
         record_queue_depth();
         meta.syn.setValid();
-        rcp_arrivals.read(meta.syn.arrivals, std_meta.egress_port);
-        meta.syn.arrivals = meta.syn.arrivals + 1;                              // an addition per SYN
-        rcp_arrivals.write(std_meta.egress_port, meta.syn.arrivals);
+        rcp_grant_packets.read(meta.syn.grant, std_meta.egress_port);
+        rcp_long_packets.read(meta.syn.long_packets, std_meta.egress_port);
+    }
+
+    action count_arrival() {
+        read_grant();
+    }
+
+    action count_departure() {
+        read_grant();
+    }
+
+    action commit_arrival() {
+        rcp_committed_arrivals.read(meta.syn.sum, std_meta.egress_port);
+        rcp_committed_arrivals.write(std_meta.egress_port, meta.syn.sum + (bit<32>)meta.syn.committed);
+    }
+
+    action commit_departure() {
+        rcp_committed_departures.read(meta.syn.sum, std_meta.egress_port);
+        rcp_committed_departures.write(std_meta.egress_port, meta.syn.sum + (bit<32>)meta.syn.committed);
+    }
+
+    // A long flow's SYN: one more long arrival on the port, and its rank k in the interval (its stamp below).
+    action rank_long_arrival() {
+        rcp_long_arrivals.read(meta.syn.arrivals, std_meta.egress_port);
+        meta.syn.arrivals = meta.syn.arrivals + 1;
+        rcp_long_arrivals.write(std_meta.egress_port, meta.syn.arrivals);
         rcp_arrivals_base.read(meta.syn.base, std_meta.egress_port);
         meta.syn.k = meta.syn.arrivals - meta.syn.base - 1;                     // 0 for the interval's first
     }
 
-    // DATA flagged LAST: a departure.
-    action count_departure() {
-        record_queue_depth();
-        rcp_departures.count(std_meta.egress_port);
+    action read_short_rate() {
+        rcp_short_rate.read(meta.syn.not_rate, std_meta.egress_port);
     }
 
     // A forward RCP packet's kind in one lookup: bmv2 pays a condition's operators for each kind tested,
-    // a table's lookup once. Flags other than LAST are ignored (docs/protocol.md).
+    // a table's lookup once. Flags other than ENDING are ignored (docs/protocol.md).
     table rcp_packet_kind {
         key = {
             hdr.rcp.type: exact;
@@ -91,7 +119,7 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
         const default_action = record_queue_depth();
         const entries = {
             (RCP_TYPE_SYN, _): count_arrival();
-            (RCP_TYPE_DATA, RCP_FLAG_LAST &&& RCP_FLAG_LAST): count_departure();
+            (RCP_TYPE_DATA, RCP_FLAG_ENDING &&& RCP_FLAG_ENDING): count_departure();
         }
     }
 
@@ -101,11 +129,24 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
         if (hdr.rcp.isValid()) {
             switch (rcp_packet_kind.apply().action_run) {
                 count_arrival: {
-                    if (meta.syn.k >= SYN_RATES) { meta.syn.k = SYN_RATES - 1; }
-                    find_syn_cell();
-                    rcp_syn_rate.read(meta.syn.not_rate, meta.syn.cell);
+                    meta.syn.committed = hdr.rcp.size;                          // min(size, P)
+                    if (meta.syn.committed > meta.syn.grant) { meta.syn.committed = meta.syn.grant; }
+                    commit_arrival();                                           // an addition per SYN
+                    if (hdr.rcp.size > meta.syn.long_packets) {
+                        rank_long_arrival();
+                        if (meta.syn.k >= SYN_RATES) { meta.syn.k = SYN_RATES - 1; }
+                        find_syn_cell();
+                        rcp_syn_rate.read(meta.syn.not_rate, meta.syn.cell);
+                    } else {
+                        read_short_rate();
+                    }
                     // the smaller rate is the larger complement
                     if (meta.syn.not_rate > meta.not_rate) { meta.not_rate = meta.syn.not_rate; }
+                }
+                count_departure: {
+                    meta.syn.committed = hdr.rcp.size;                          // min(size, P)
+                    if (meta.syn.committed > meta.syn.grant) { meta.syn.committed = meta.syn.grant; }
+                    commit_departure();                                         // an addition per ENDING
                 }
             }
             // 0 < rtt_us < 2^RCP_RTT_BITS, as one unsigned comparison (0 - 1 wraps to the top).

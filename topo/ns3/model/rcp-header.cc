@@ -32,7 +32,7 @@ RcpHeader::Serialize(Buffer::Iterator i) const
 {
     i.WriteU8(static_cast<uint8_t>((version << 4) | (type & 0x0f)));
     i.WriteU8(flags);
-    i.WriteHtonU16(reserved);
+    i.WriteHtonU16(size);
     i.WriteHtonU32(rateKbps);
     i.WriteHtonU32(rttUs);
     i.WriteHtonU32(feedbackKbps);
@@ -45,7 +45,7 @@ RcpHeader::Deserialize(Buffer::Iterator i)
     version = first >> 4;
     type = first & 0x0f;
     flags = i.ReadU8();
-    reserved = i.ReadNtohU16();
+    size = i.ReadNtohU16();
     rateKbps = i.ReadNtohU32();
     rttUs = i.ReadNtohU32();
     feedbackKbps = i.ReadNtohU32();

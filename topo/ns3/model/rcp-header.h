@@ -37,7 +37,7 @@ class RcpHeader : public ns3::Header
     uint8_t version = P4RCP_VERSION;
     uint8_t type = P4RCP_TYPE_DATA;
     uint8_t flags = 0;
-    uint16_t reserved = 0;
+    uint16_t size = 0;
     uint32_t rateKbps = 0;     // asked for; every router lowers it to its R
     uint32_t rttUs = 0;        // the sender's RTT estimate; 0 = unknown
     uint32_t feedbackKbps = 0; // ACK, SYNACK, FINACK, REFACK: rate_kbps of the packet answered

@@ -111,6 +111,7 @@ RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, Forward& f)
     f.flags = rcp[P4RCP_FLAGS_OFFSET];
     f.rateKbps = u32(P4RCP_RATE_OFFSET);
     f.rttUs = u32(P4RCP_RTT_OFFSET);
+    f.size = (uint16_t(rcp[P4RCP_SIZE_OFFSET]) << 8) | rcp[P4RCP_SIZE_OFFSET + 1];
     return true;
 }
 
@@ -126,13 +127,18 @@ RcpQueueDisc::StampFor(const Forward& f)
 {
     if (f.type == P4RCP_TYPE_SYN)
     {
-        m_arrivals += 1;                                                // an addition per SYN
-        uint32_t k = std::clamp(m_arrivals - m_arrivalsBase, 1u, SYN_RATES); // 1 for the interval's first
-        return std::min(m_rateKbps, m_synRatesKbps[k - 1]);
+        m_committedArrivals += std::min<uint32_t>(f.size, m_grantPackets);
+        if (f.size > m_longPackets)
+        {
+            m_longArrivals += 1;                                                    // 32 bits, wraps
+            uint32_t k = std::clamp(m_longArrivals - m_arrivalsBase, 1u, SYN_RATES); // 1 for the first
+            return std::min(m_rateKbps, m_synRatesKbps[k - 1]);
+        }
+        return std::min(m_rateKbps, m_shortRateKbps);
     }
-    if (f.type == P4RCP_TYPE_DATA && (f.flags & P4RCP_FLAG_LAST))
+    if (f.type == P4RCP_TYPE_DATA && (f.flags & P4RCP_FLAG_ENDING))
     {
-        m_departures += 1;
+        m_committedDepartures += std::min<uint32_t>(f.size, m_grantPackets);
     }
     return m_rateKbps;
 }

@@ -7,10 +7,12 @@
 //                                  forward RCP packet with rate_kbps > R != 0:
 //                                      rate_kbps = R                                 (the stamp)
 //                                  queue_depth = the queue this packet leaves behind (deq_qdepth)
-//                                  the feedforward (docs/design.md, "Sudden load"): a SYN
-//                                      adds 1 to arrivals and, the k-th since the interval's base, is
-//                                      stamped at most the k-th SYN rate; a DATA flagged LAST adds 1 to
-//                                      departures
+//                                  the feedforward (docs/design.md, "Sudden load"): a SYN adds
+//                                      min(size, P) to the committed arrivals; a long one (size above
+//                                      the long threshold) adds 1 to the long arrivals and, the k-th
+//                                      since the interval's base, is stamped at most the k-th SYN rate,
+//                                      a short one at most the short rate; a DATA flagged ENDING adds
+//                                      min(size, P) to the committed departures
 //
 // R is written by the control plane (control_plane/loop.py through topo/ns3/driver.py); nothing here
 // divides. The queue itself is a drop-tail FIFO of MaxSize packets.
@@ -59,13 +61,22 @@ class RcpQueueDisc : public ns3::QueueDisc
     uint64_t RttSumUs() const { return m_rttSumUs; }
     uint64_t RttCount() const { return m_rttCount; }
     uint32_t QueueDepthPackets() const;
-    uint32_t Arrivals() const { return m_arrivals; }     // 32 bits, as the P4 register (wraps)
-    uint64_t Departures() const { return m_departures; }
+    // 32 bits each, as the P4 registers (wrap)
+    uint32_t LongArrivals() const { return m_longArrivals; }
+    uint32_t CommittedArrivals() const { return m_committedArrivals; }
+    uint32_t CommittedDepartures() const { return m_committedDepartures; }
     void SetRateKbps(uint32_t rateKbps) { m_rateKbps = rateKbps; }
     // The interval's SYN stamps: the k-th SYN after arrivals reached `base` (k = 1 .. SYN_RATES, the last
     // for every later one) is stamped at most synRatesKbps[k - 1]; SYN_RATE_NONE caps nothing.
     void SetArrivalsBase(uint32_t base) { m_arrivalsBase = base; }
     void SetSynRateKbps(uint32_t k, uint32_t rateKbps);
+    void SetShortRateKbps(uint32_t rateKbps) { m_shortRateKbps = rateKbps; }
+    // P (a flow's size counts up to P packets) and the long threshold (a SYN of a larger size is long).
+    void SetGrantPackets(uint16_t grant, uint16_t longThreshold)
+    {
+        m_grantPackets = grant;
+        m_longPackets = longThreshold;
+    }
 
     static constexpr uint32_t SYN_RATES = 8;
     static constexpr uint32_t SYN_RATE_NONE = 0xFFFFFFFF;
@@ -91,6 +102,7 @@ class RcpQueueDisc : public ns3::QueueDisc
         uint8_t flags;
         uint32_t rateKbps;
         uint32_t rttUs;
+        uint16_t size;
     };
     static bool ReadForward(ns3::Ptr<ns3::QueueDiscItem> item, Forward& f);
     uint32_t StampFor(const Forward& f); // the rate this packet may carry out: R, or less for a SYN
@@ -106,11 +118,15 @@ class RcpQueueDisc : public ns3::QueueDisc
     uint32_t m_lastDepartureDepth = 0;
     std::deque<uint32_t> m_enqueueDepths; // per queued packet, in queue order (a FIFO drops only at the tail)
     uint32_t m_rateKbps = 0;              // 0: RCP not configured on this port, nothing stamped
-    uint32_t m_arrivals = 0;
+    uint32_t m_longArrivals = 0;
+    uint32_t m_committedArrivals = 0;
+    uint32_t m_committedDepartures = 0;
     uint32_t m_arrivalsBase = 0;
+    uint32_t m_shortRateKbps = SYN_RATE_NONE;
+    uint16_t m_grantPackets = 0; // as the P4 registers start: nothing counted, every SYN long
+    uint16_t m_longPackets = 0;
     uint32_t m_synRatesKbps[SYN_RATES] = {SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE,
                                           SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE};
-    uint64_t m_departures = 0;
     uint64_t m_stamped = 0;
     uint64_t m_drops = 0;
     ns3::TracedCallback<uint32_t, uint32_t, uint32_t> m_stampTrace;

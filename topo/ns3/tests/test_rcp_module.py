@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from p4rcp.dataplane import rate_cell
-from p4rcp.protocol import DATA, FLAG_LAST, RCP_UDP_PORT, SYN
-from p4rcp.rcp_law import rcp_rate
+from p4rcp.protocol import DATA, FLAG_ENDING, RCP_UDP_PORT, SYN
+from p4rcp.rcp_law import rcp_feedforward, rcp_rate
 from topo.ns3 import build
 from topo.ns3.tests import simulation
 from topo.ns3.tests.simulation import finish, read, start_run
@@ -67,7 +67,7 @@ def test_two_flows_converge_to_half_the_link(ns3, tmp_path):
 
 def test_a_stamped_rate_never_exceeds_r(ns3, tmp_path):
     """Every forward RCP packet leaves the bottleneck with min(its rate, R), R being what the control loop
-    wrote last; three flows, the third joining at full link rate so that the queue builds and R moves."""
+    wrote last, or less for a SYN (its grant); three flows, the third joining at full link rate so that the queue builds and R moves."""
     ns, p4rcp = ns3
     exp = experiment(tmp_path, [0, 0.5, 1.0], duration_s=3, name="three-flows")
     run = start_run(ns3, exp, tmp_path / "run")
@@ -81,22 +81,25 @@ def test_a_stamped_rate_never_exceeds_r(ns3, tmp_path):
     finish(run)
     n = log.time.size()
     assert n > 1000
-    stamped = 0
+    stamped = granted = 0
     for k in range(n):
         before, after, rate = log.before[k], log.after[k], log.rate[k]
         assert rate > 0
-        assert after == min(before, rate)
+        assert after <= min(before, rate)
+        granted += after < min(before, rate)
         stamped += after < before
         # R in force is the last one the loop wrote before the packet's departure (or one it wrote at that
         # very instant, depending on which of the two events ran first).
         before_it = max((w for w in written if w[0] < log.time[k]), key=lambda w: w[0])
         assert rate in {before_it[1], *(r for t, r in written if t == log.time[k])}
+    assert granted <= 3         # the three flows' SYNs
     assert stamped == n         # the hosts ask for their NIC's rate, above C: every packet is stamped
     assert len({log.rate[k] for k in range(n)}) > 10
 
 
 def test_the_r_trace_is_the_laws(ns3, tmp_path):
-    """Each interval's R is rcp_rate() of the previous R and the interval's measured inputs; y is the frame
+    """Each interval's R is rcp_rate() of the previous R and the interval's measured inputs, then the
+    feedforward of the flows that arrived and are ending (rcp_feedforward); y is the frame
     bytes that arrived at the port, every SYN, DATA and FIN the senders sent."""
     # A queue deep enough for the second flow's start at the first one's rate (RCP's overshoot): no loss.
     exp = experiment(tmp_path, [0, 0.5], duration_s=3, name="law", queue_packets=1000)
@@ -109,6 +112,9 @@ def test_the_r_trace_is_the_laws(ns3, tmp_path):
         assert r["y_bps"] == pytest.approx(r["input_bytes"] * 8 / r["period_s"], rel=1e-12)
         expected = rcp_rate(prev["R_bps"], r["period_s"], r["d0_s"], r["C_bps"], r["y_bps"], r["q_bytes"] * 8,
                             alpha=p.alpha, beta=p.beta, gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps)
+        if p.feedforward:
+            expected = rcp_feedforward(expected, prev["R_bps"], r["C_bps"], r["arrivals"], r["departures"],
+                                       gamma=p.gamma, R_min=p.R_min_bps)
         assert r["R_bps"] == pytest.approx(expected, rel=1e-12)
         assert r["period_s"] == pytest.approx(r["T_s"], abs=1e-9)   # stepped every T of simulated time
     frames = sum(r["input_bytes"] for r in records)
@@ -155,9 +161,10 @@ def test_the_queue_sample_p4rcp_against_ns2(ns3):
 
 
 def test_the_feedforward_counts_and_syn_stamps(ns3):
-    """RcpQueueDisc's feedforward, on departure: the k-th SYN since the interval's arrivals base is stamped at
-    most the k-th SYN rate (the last one for every later SYN) and never above R; a DATA packet flagged LAST
-    counts as a departure, other DATA packets do not."""
+    """RcpQueueDisc's feedforward, on departure: a SYN adds min(size, P) to the committed arrivals; a long one
+    (size above the long threshold), the k-th since the interval's base, is stamped at most the k-th SYN rate
+    (the last one for every later SYN), a short one at most the short rate, never above R; a DATA packet
+    flagged ENDING adds min(size, P) to the committed departures, other DATA packets nothing."""
     ns, p4rcp = ns3
     disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
     disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("100p")))
@@ -166,6 +173,8 @@ def test_the_feedforward_counts_and_syn_stamps(ns3):
     disc.SetArrivalsBase(0)
     for k in range(1, 9):
         disc.SetSynRateKbps(k, 500 * k)
+    disc.SetShortRateKbps(700)
+    disc.SetGrantPackets(40, 20)
 
     def stamps(items):
         for item in items:
@@ -179,21 +188,26 @@ def test_the_feedforward_counts_and_syn_stamps(ns3):
             out.append(header.rateKbps)
         return out
 
-    syns = stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN) for _ in range(10)])
+    syns = stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN, size=100) for _ in range(10)])
     assert syns == [500, 1000, 1500, 2000, 2500, 3000, 3000, 3000, 3000, 3000]
-    assert disc.Arrivals() == 10 and disc.Departures() == 0
-    disc.SetArrivalsBase(10)                    # the next interval: its first SYN is k = 1 again
-    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN)]) == [500]
-    data = stamps([_rcp_item(ns, p4rcp, 9000, 40_000), _rcp_item(ns, p4rcp, 9000, 40_000, flags=FLAG_LAST)])
-    assert data == [3000, 3000] and disc.Departures() == 1 and disc.Arrivals() == 11
+    assert (disc.LongArrivals(), disc.CommittedArrivals(), disc.CommittedDepartures()) == (10, 400, 0)
+    # short flows (at most the threshold) take the short rate and count their size, the long count stays
+    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN, size=n) for n in (20, 3)]) == [700, 700]
+    assert (disc.LongArrivals(), disc.CommittedArrivals()) == (10, 423)
+    disc.SetArrivalsBase(10)                    # the next interval: its first long SYN is k = 1 again
+    assert stamps([_rcp_item(ns, p4rcp, 9000, 0, kind=SYN, size=21)]) == [500]
+    data = stamps([_rcp_item(ns, p4rcp, 9000, 40_000, size=100),
+                   _rcp_item(ns, p4rcp, 9000, 40_000, flags=FLAG_ENDING, size=100),
+                   _rcp_item(ns, p4rcp, 9000, 40_000, flags=FLAG_ENDING, size=5)])
+    assert data == [3000, 3000, 3000] and disc.CommittedDepartures() == 45 and disc.LongArrivals() == 11
 
 
-def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=DATA, flags: int = 0):
+def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=DATA, flags: int = 0, size: int = 0):
     """A forward packet of the hosts' transport (DATA unless `kind` says: its RCP header, 20 bytes of the hosts'
     header and 1000 of payload) as it reaches a router's queue: IPv4 header aside, UDP first."""
     packet = ns.Create[ns.Packet](20 + 1000)
     rcp = p4rcp.RcpHeader()
-    rcp.type, rcp.flags, rcp.rateKbps, rcp.rttUs = kind, flags, rate_kbps, rtt_us
+    rcp.type, rcp.flags, rcp.rateKbps, rcp.rttUs, rcp.size = kind, flags, rate_kbps, rtt_us, size
     packet.AddHeader(rcp)
     udp = ns.UdpHeader()
     udp.SetSourcePort(40000)

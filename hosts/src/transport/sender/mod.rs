@@ -98,6 +98,8 @@ pub struct SenderFlow {
     // the byte stream: [0, end), new data from next_new, within cum + window
     end: u64,
     next_new: u64,
+    /// The flow has flagged its ENDING packet (once per flow).
+    ending_sent: bool,
     window: u64,
     // monitor intervals
     monitor: Monitor,
@@ -140,6 +142,7 @@ impl SenderFlow {
             pacer: Pacer::new(now, p.min_rate_kbps),
             probe: RefProbe::new(now),
             end: p.size.unwrap_or(u64::MAX),
+            ending_sent: false,
             next_new: 0,
             window: INITIAL_WINDOW,
             monitor: Monitor::default(),
@@ -294,6 +297,7 @@ impl SenderFlow {
     fn send_syn(&mut self, now: f64, tx: &mut dyn Tx) {
         let mut rcp = RcpHeader::new(PktType::Syn);
         rcp.rate_kbps = rate_field(self.p.max_rate_kbps);
+        rcp.size = self.size_field();
         let common = Common {
             flow_id: self.p.flow_id,
             pkt_seq: self.handshake.next_seq(),
@@ -526,8 +530,10 @@ impl SenderFlow {
             };
             let mut rcp = self.forward_header(PktType::Data);
             let last = !is_retx && self.is_last_new(off + len as u64, len, now);
-            if last {
-                rcp.flags |= wire::FLAG_LAST;
+            let ending = !is_retx && !self.ending_sent && self.is_ending(off, now);
+            if ending {
+                rcp.flags |= wire::FLAG_ENDING;
+                rcp.size = self.size_field();
             }
             let common = Common {
                 flow_id: self.p.flow_id,
@@ -545,8 +551,9 @@ impl SenderFlow {
                 self.next_new = off + len as u64;
             }
             if last {
-                self.end = self.next_new; // an open-ended flow's new data ends with the packet it flagged
+                self.end = self.next_new; // an open-ended flow's new data ends with its last packet
             }
+            self.ending_sent |= ending;
             let mi = self.monitor.on_send(frame, now);
             self.loss.on_send(off, len, frame, now, mi, is_retx);
             self.sent.on_send(frame, now, is_retx);
@@ -559,11 +566,30 @@ impl SenderFlow {
         }
     }
 
+    /// The `size` the flow announces on its SYN and its ENDING packet.
+    fn size_field(&self) -> u16 {
+        wire::size_packets(self.p.size.unwrap_or(u64::MAX), self.p.mss as u32)
+    }
+
+    /// Does the data not sent yet from `off` on take at most one round trip at the pacing rate (for an
+    /// open-ended flow: does its time end within one round trip)? Then its routers may give its share to
+    /// others from now on: the flows that hear it speed up one round trip later, as this one stops.
+    fn is_ending(&self, off: u64, now: f64) -> bool {
+        let rtt = self.rtt.srtt();
+        if rtt <= 0.0 {
+            return false;
+        }
+        match (self.p.duration, self.end) {
+            (Some(d), u64::MAX) => self.t_start + d - now <= rtt,
+            (_, end) => ((end - off) as f64) * 8.0 <= self.pacer.rate() * 1000.0 * rtt,
+        }
+    }
+
     /// Whether new data ending at `end_offset` is the flow's last: its final
     /// bytes, or, for an open-ended flow, the packet after which the next one
     /// would leave at or after the end of its duration at the pace in force.
     /// (An open-ended flow that sends no new data in its last packet interval,
-    /// window-limited, ends at its deadline without the flag.)
+    /// window-limited, ends at its deadline without it.)
     fn is_last_new(&self, end_offset: u64, len: u32, now: f64) -> bool {
         if end_offset == self.end {
             return true;
