@@ -1,7 +1,8 @@
 """An experiment's topology (p4rcp.topology's Topology) as an ns-3 network: one node per host and switch,
 one point-to-point link per Link, the same addresses, propagation delays and loss, the bottleneck
-ports' rates and queue limits, RcpQueueDisc on every RCP port (XcpQueueDisc when the scheme is XCP). The control plane installs the switches'
-routes and queue settings through topo/ns3/driver.py, as it programs bmv2.
+ports' rates and queue limits, RcpQueueDisc on every RCP port (XcpQueueDisc when the scheme is XCP).
+The control plane installs the switches' routes and queue settings through topo/ns3/driver.py, as it
+programs bmv2.
 
 Rates: C counts Ethernet frames (docs/protocol.md, "Units"), ns-3's point-to-point links serialise PPP
 frames (2 bytes of header against Ethernet's 14). A link's rate is scaled so that a full data frame takes
