@@ -10,7 +10,7 @@ Importing this module binds the layer to UDP port 6577 in both directions, so
 import re
 from pathlib import Path
 
-from scapy.fields import BitEnumField, BitField, ByteField, IntField, ShortField
+from scapy.fields import BitEnumField, BitField, ByteField, IntField, ShortField, SignedIntField
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
 
@@ -67,6 +67,29 @@ class RCP(Packet):
     def mysummary(self):
         return self.sprintf("RCP %type% rate=%rate_kbps%kb/s size=%size% rtt=%rtt_us%us fb=%feedback_kbps%kb/s")
 
+    def guess_payload_class(self, payload):
+        if self.flags & FLAG_XCP:
+            return XCP
+        return super().guess_payload_class(payload)
+
 
 bind_layers(UDP, RCP, dport=RCP_UDP_PORT)
 bind_layers(UDP, RCP, sport=RCP_UDP_PORT)
+
+
+# XCP's congestion header (docs/xcp.md): XCP_HEADER_LEN bytes between the RCP header and the hosts' header when the
+# RCP header's flags hold FLAG_XCP. H_rtt is the RCP header's rtt_us.
+FLAG_XCP = WIRE["FLAG_XCP"]
+XCP_HEADER_LEN = WIRE["XCP_HEADER_LEN"]
+
+
+class XCP(Packet):
+    name = "XCP"
+    fields_desc = [
+        IntField("cwnd_bytes", 0),      # H_cwnd, bytes of Ethernet frames
+        IntField("x_ns", 0),            # x = rtt s / cwnd in ns, computed by the sender
+        SignedIntField("feedback", 0),  # H_feedback, bytes: the sender's request, lowered by routers; echoed in answers
+    ]
+
+    def mysummary(self):
+        return self.sprintf("XCP cwnd=%cwnd_bytes% x=%x_ns%ns fb=%feedback%")

@@ -59,6 +59,16 @@
 #define P4RCP_STATUS_VERIFIED 0x01
 #define P4RCP_FRAME_OVERHEAD 42
 
+/* The XCP congestion header (docs/xcp.md): P4RCP_XCP_HEADER_LEN bytes between the RCP header and the */
+/* hosts' header when the RCP header's flags hold P4RCP_FLAG_XCP (the host offsets below then move */
+/* by that much). Offsets from the UDP payload's start: H_cwnd (u32, frame bytes), x = rtt s / cwnd */
+/* (u32, ns), H_feedback (i32, bytes); H_rtt is the RCP header's rtt_us. */
+#define P4RCP_FLAG_XCP 0x80
+#define P4RCP_XCP_HEADER_LEN 12
+#define P4RCP_XCP_CWND_OFFSET 16
+#define P4RCP_XCP_X_OFFSET 20
+#define P4RCP_XCP_FEEDBACK_OFFSET 24
+
 /* Scheme codes of the SYN: the macro names the scheme (VIVACE_LOSS_P4RCP: vivace-loss-p4rcp). */
 #define P4RCP_SCHEME_OTHER 0
 #define P4RCP_SCHEME_RCP 1
@@ -70,5 +80,6 @@
 #define P4RCP_SCHEME_ALLEGRO_REF 7
 #define P4RCP_SCHEME_VIVACE_STOP 8
 #define P4RCP_SCHEME_VIVACE_LOSS_P4RCP 9
+#define P4RCP_SCHEME_XCP 10
 
 #endif

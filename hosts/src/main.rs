@@ -69,7 +69,7 @@ struct FlowArgs {
     /// Receiver: IP or IP:PORT (UDP port default 6577; TCP uses --tcp-port).
     #[arg(long)]
     to: String,
-    /// rcp | allegro | allegro-ref | vivace | vivace-loss | vivace-latency | vivace-stop | vivace-loss-p4rcp | fixed:RATE | tcp | tcp:ALGO
+    /// rcp | xcp | allegro | allegro-ref | vivace | vivace-loss | vivace-latency | vivace-stop | vivace-loss-p4rcp | fixed:RATE | tcp | tcp:ALGO
     #[arg(long, value_parser = CcSpec::parse)]
     cc: CcSpec,
     /// Application bytes per DATA packet.

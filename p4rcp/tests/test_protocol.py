@@ -72,3 +72,20 @@ def test_the_p4_programs_constants_and_header_layout_are_the_hosts():
     assert offsets == {"version": 0, "type": 0, "flags": WIRE["FLAGS_OFFSET"], "size": WIRE["SIZE_OFFSET"],
                        "rate_kbps": WIRE["RATE_OFFSET"], "rtt_us": WIRE["RTT_OFFSET"],
                        "feedback_kbps": WIRE["FEEDBACK_OFFSET"]}
+
+
+def test_the_xcp_header_follows_a_flagged_rcp_header():
+    from p4rcp.protocol import DATA, FLAG_XCP, XCP, XCP_HEADER_LEN, WIRE
+    assert (FLAG_XCP, XCP_HEADER_LEN) == (0x80, 12)
+    assert (WIRE["XCP_CWND_OFFSET"], WIRE["XCP_X_OFFSET"], WIRE["XCP_FEEDBACK_OFFSET"]) == (16, 20, 24)
+    raw = bytes(XCP(cwnd_bytes=0x01020304, x_ns=10_000_000, feedback=-2))
+    assert raw == bytes.fromhex("01020304 00989680 fffffffe")
+    host = b"\x00\x00\x00\x07" + bytes(8)
+    frame = bytes(Ether() / IP() / UDP(sport=40000, dport=RCP_UDP_PORT)
+                  / RCP(type=DATA, flags=FLAG_XCP | 1, rtt_us=80_000) / XCP(cwnd_bytes=15_000, feedback=-1500) / host)
+    pkt = Ether(frame)
+    assert pkt[XCP].feedback == -1500 and pkt[XCP].cwnd_bytes == 15_000
+    assert bytes(pkt[XCP].payload) == host
+    # without the flag the same bytes are the hosts' header
+    plain = Ether(bytes(Ether() / IP() / UDP(sport=40000, dport=RCP_UDP_PORT) / RCP(type=DATA) / host))
+    assert not plain.haslayer(XCP)

@@ -140,3 +140,17 @@ def test_a_capture_of_the_ptf_suite_decodes_as_scapy_reads_it(tmp_path):
             compared += 1
             stamped += pcap.name.endswith("_out.pcap")
     assert compared > 0 and stamped > 0, "the capture holds RCP packets on the way in and out"
+
+
+def test_the_xcp_header_is_decoded_and_the_host_header_found_behind_it(tmp_path):
+    from p4rcp.protocol import FLAG_XCP, XCP
+    tshark = require_tshark()
+    pcap = tmp_path / "xcp.pcap"
+    host = common(7, 3, 12) + struct.pack(">Q", 2000) + b"p" * 100
+    wrpcap(str(pcap), [packet(RCP(type=DATA, flags=FLAG_XCP, rtt_us=80_000),
+                              bytes(XCP(cwnd_bytes=15_000, x_ns=8_000_000, feedback=-1500)) + host)])
+    out = subprocess.run([tshark, "-X", f"lua_script:{DISSECTOR}", "-r", str(pcap), "-Y", "xcp", "-T", "fields",
+                          "-E", "separator=\t", "-e", "xcp.cwnd", "-e", "xcp.x_ns", "-e", "xcp.feedback",
+                          "-e", "p4rcp_host.flow_id", "-e", "p4rcp_host.offset", "-e", "p4rcp_host.payload_len"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["15000", "8000000", "-1500", "7", "2000", "100"]

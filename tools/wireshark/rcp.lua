@@ -1,5 +1,6 @@
--- Wireshark / tshark dissector for p4rcp: the 16-byte RCP header on UDP port 6577 and the end hosts'
--- transport header behind it, as docs/protocol.md specifies them (field by field, same names).
+-- Wireshark / tshark dissector for p4rcp: the 16-byte RCP header on UDP port 6577, XCP's congestion header
+-- where the RCP header's flags announce it (docs/xcp.md), and the end hosts' transport header behind them, as
+-- docs/protocol.md specifies them (field by field, same names).
 --
 --   tshark -X lua_script:tools/wireshark/rcp.lua -r capture.pcap -Y rcp
 --   wireshark -X lua_script:tools/wireshark/rcp.lua capture.pcap
@@ -35,11 +36,17 @@ local TYPE_SYN = 2
 local TYPE_SYNACK = 3
 local TYPE_FIN = 4
 local TYPE_FINACK = 5
+local FLAG_XCP = 0x80
+local XCP_HEADER_LEN = 12
+local XCP_CWND_OFFSET = 16
+local XCP_X_OFFSET = 20
+local XCP_FEEDBACK_OFFSET = 24
 
 local types = { [0] = "DATA", [1] = "ACK", [2] = "SYN", [3] = "SYNACK", [4] = "FIN", [5] = "FINACK", [6] = "REF",
                 [7] = "REFACK" }
 local schemes = { [0] = "other", [1] = "rcp", [2] = "allegro", [3] = "vivace", [4] = "vivace-loss",
-                  [5] = "vivace-latency", [6] = "fixed", [7] = "allegro-ref", [8] = "vivace-stop", [9] = "vivace-loss-p4rcp" }
+                  [5] = "vivace-latency", [6] = "fixed", [7] = "allegro-ref", [8] = "vivace-stop", [9] = "vivace-loss-p4rcp",
+                  [10] = "xcp" }
 
 local rcp = Proto("rcp", "Rate Control Protocol (p4rcp)")
 local f = {
@@ -52,6 +59,15 @@ local f = {
     feedback_kbps = ProtoField.uint32("rcp.feedback_kbps", "Feedback rate (kb/s)", base.DEC),
 }
 rcp.fields = { f.version, f.type, f.flags, f.size, f.rate_kbps, f.rtt_us, f.feedback_kbps }
+
+-- XCP's congestion header (docs/xcp.md): between the RCP header and the host header when flags hold FLAG_XCP.
+local xcp = Proto("xcp", "XCP congestion header (p4rcp)")
+local x = {
+    cwnd = ProtoField.uint32("xcp.cwnd", "H_cwnd (frame bytes)", base.DEC),
+    x_ns = ProtoField.uint32("xcp.x_ns", "x = rtt s / cwnd (ns)", base.DEC),
+    feedback = ProtoField.int32("xcp.feedback", "H_feedback (bytes)", base.DEC),
+}
+xcp.fields = { x.cwnd, x.x_ns, x.feedback }
 
 local host = Proto("p4rcp_host", "p4rcp host transport")
 local h = {
@@ -128,7 +144,20 @@ function rcp.dissector(buf, pinfo, tree)
     pinfo.cols.info = string.format("RCP %s rate=%d kb/s rtt=%d us feedback=%d kb/s", name,
                                     buf(RATE_OFFSET, 4):uint(), buf(RTT_OFFSET, 4):uint(),
                                     buf(FEEDBACK_OFFSET, 4):uint())
-    dissect_host(buf, kind, tree)
+    -- With the XCP header the host header moves by its length; its offsets count from the payload's start, so
+    -- it is read from a buffer that starts that much later.
+    local hosts_buf = buf
+    if bit.band(buf(FLAGS_OFFSET, 1):uint(), FLAG_XCP) ~= 0 then
+        if buf:len() < HEADER_LEN + XCP_HEADER_LEN then return buf:len() end
+        local xt = tree:add(xcp, buf(HEADER_LEN, XCP_HEADER_LEN))
+        xt:add(x.cwnd, buf(XCP_CWND_OFFSET, 4))
+        xt:add(x.x_ns, buf(XCP_X_OFFSET, 4))
+        xt:add(x.feedback, buf(XCP_FEEDBACK_OFFSET, 4))
+        pinfo.cols.info:append(string.format(" xcp cwnd=%d x=%d ns feedback=%d", buf(XCP_CWND_OFFSET, 4):uint(),
+                                             buf(XCP_X_OFFSET, 4):uint(), buf(XCP_FEEDBACK_OFFSET, 4):int()))
+        hosts_buf = buf(XCP_HEADER_LEN):tvb()
+    end
+    dissect_host(hosts_buf, kind, tree)
     return buf:len()
 end
 

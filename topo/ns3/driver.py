@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from control_plane.driver import CounterRead, PortCounters
+from control_plane.xcp_loop import XcpCounters
 from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
@@ -93,6 +94,16 @@ class Ns3Driver:
                 disc.SetSynRateKbps(k, kbps)
             disc.SetShortRateKbps(g.short_kbps)
             disc.SetGrantPackets(g.grant_packets, g.long_packets)
+
+    def read_xcp(self, port: int) -> XcpCounters:
+        """An XCP port's counters (topo/ns3/model/xcp-queue-disc.h); reading takes the smallest queue."""
+        disc = self.network.rcp_disc(self.switch, port)
+        return XcpCounters(input_bytes=int(disc.InputBytes()), sum_x_s=float(disc.SumX()),
+                           sum_rtt_x_s2=float(disc.SumRttX()), sum_s_bytes=int(disc.SumS()),
+                           min_queue_bytes=int(disc.TakeMinQueueBytes()), queue_bytes=int(disc.QueueBytes()))
+
+    def write_xcp(self, port: int, xi_p: float, xi_n: float) -> None:
+        self.network.rcp_disc(self.switch, port).SetCoefficients(xi_p, xi_n)
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
         if classes:

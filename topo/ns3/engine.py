@@ -2,7 +2,8 @@
 
 The run builds the topology (topo/ns3/network.py), starts one ControlLoop per switch with RCP ports over
 the simulated switch (topo/ns3/driver.py): the project's own loop and law, stepped every T of simulated
-time with the simulation's clock; the hosts' applications start the flows of the same schedule as on
+time with the simulation's clock (for the xcp scheme, XCP routers: XcpQueueDisc on those ports and one
+XcpLoop per switch, stepped every control interval d); the hosts' applications start the flows of the same schedule as on
 Mininet (topo/ns3/workload.py): the Rust hosts' own transport (HostSender, HostReceiver, linked from
 hosts/) for every UDP scheme, ns-3's TCP for tcp. The simulation advances in slices up to the next
 control-loop step or bandwidth change. It writes the run directory the Mininet runner writes (topo/run.py,
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from control_plane.loop import ControlLoop, program_switch
+from control_plane.xcp_loop import XcpLoop
 from p4rcp.params import RcpParams
 from p4rcp.protocol import HOSTS_MAX_RATE_KBPS, RCP_MIN_RATE_KBPS
 from topo.experiment import Experiment, Scheme, Variant
@@ -133,7 +135,8 @@ class Run:
         self.scheme = job.exp.scheme(job.scheme)
         self.out = RunDir(job.root)
         self.epoch = time.time()
-        self.loops: dict[str, ControlLoop] = {}
+        self.loops: dict[str, ControlLoop | XcpLoop] = {}
+        self.xcp = self.scheme.cc == "xcp"     # XCP hosts run over XCP routers (docs/xcp.md)
         self.drivers: dict[str, Ns3Driver] = {}
         self.senders: dict[tuple[str, bool], object] = {}  # (host, TCP?) -> its sender application
         self.receivers: dict[str, list] = {}      # host -> its receiver applications (UDP and TCP)
@@ -146,7 +149,8 @@ class Run:
                                     for s, p in self.topology.bottlenecks},
                      "environment": job.environment, "problems": [], "events": [], "engine": ENGINE,
                      "scheme_description": job.description,
-                     "router": {"rtt_samples": job.router.rtt_samples, "queue_sample": job.router.queue_sample}}
+                     "router": {"kind": "xcp" if job.exp.scheme(job.scheme).cc == "xcp" else "rcp",
+                                "rtt_samples": job.router.rtt_samples, "queue_sample": job.router.queue_sample}}
 
     def execute(self) -> dict:
         self.setup()
@@ -165,7 +169,7 @@ class Run:
         ns.RngSeedManager.SetSeed(1)
         ns.RngSeedManager.SetRun(self.job.seed)
         self._configure_tcp()
-        self.net = SimNetwork(ns, self.p4rcp, self.topology, self.job.router)
+        self.net = SimNetwork(ns, self.p4rcp, self.topology, self.job.router, xcp=self.xcp)
         self._logs = []
         for sw in self.topology.switches.values():
             driver = self.drivers[sw.name] = Ns3Driver(self.net, sw.name)
@@ -174,6 +178,11 @@ class Run:
                 continue
             log = open(self.out.root / f"control_{sw.name}.jsonl", "w")
             self._logs.append(log)
+            if self.xcp:
+                self.loops[sw.name] = XcpLoop(sw, self.topology.routes(sw.name), driver, clock=self.net.now,
+                                              wall_clock=lambda: self.epoch + self.net.now(),
+                                              emit=lambda record, log=log: log.write(json.dumps(record) + "\n"))
+                continue
             self.loops[sw.name] = ControlLoop(
                 sw, self.topology.routes(sw.name), driver, self._rcp_params(),
                 emit=lambda record, log=log: log.write(json.dumps(record) + "\n"),

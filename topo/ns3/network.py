@@ -1,7 +1,8 @@
 """An experiment's topology (p4rcp.topology's Topology) as an ns-3 network: one node per host and switch,
 one point-to-point link per Link, the same addresses, propagation delays and loss, the bottleneck
-ports' rates and queue limits, RcpQueueDisc on every RCP port. The control plane installs the switches'
-routes and queue settings through topo/ns3/driver.py, as it programs bmv2.
+ports' rates and queue limits, RcpQueueDisc on every RCP port (XcpQueueDisc when the scheme is XCP).
+The control plane installs the switches' routes and queue settings through topo/ns3/driver.py, as it
+programs bmv2.
 
 Rates: C counts Ethernet frames (docs/protocol.md, "Units"), ns-3's point-to-point links serialise PPP
 frames (2 bytes of header against Ethernet's 14). A link's rate is scaled so that a full data frame takes
@@ -51,7 +52,9 @@ class RouterOptions:
 
 
 class SimNetwork:
-    def __init__(self, ns, p4rcp, topology: Topology, router: RouterOptions = RouterOptions()):
+    def __init__(self, ns, p4rcp, topology: Topology, router: RouterOptions = RouterOptions(), *,
+                 xcp: bool = False):
+        self.xcp = xcp      # the router ports run XCP (XcpQueueDisc) instead of RCP
         self.ns, self.p4rcp, self.topology, self.router = ns, p4rcp, topology, router
         self.nodes = {}
         self.ports: dict[tuple[str, int], Port] = {}
@@ -117,7 +120,9 @@ class SimNetwork:
         a_address, b_address = self._switch_address(), self._switch_address()
         a_if = p4rcp.AddInterface(self.nodes[link.a], devices.Get(0), a_address)
         b_if = p4rcp.AddInterface(self.nodes[link.b], devices.Get(1), b_address)
-        if a_port.is_rcp:
+        if a_port.is_rcp and self.xcp:
+            a_disc = p4rcp.InstallXcpQueueDisc(devices.Get(0), a_port.queue_depth_pkts)
+        elif a_port.is_rcp:
             a_disc = p4rcp.InstallRcpQueueDisc(devices.Get(0), a_port.queue_depth_pkts, self.router.rtt_samples,
                                                self.router.queue_sample)
         else:

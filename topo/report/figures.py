@@ -246,7 +246,8 @@ def plot_router(path: Path, runs: dict, exp) -> Path:
             if uses_R:
                 ax.plot(ts, [r["R_bps"] / 1e6 for r in ctl], lw=1.2, color=line.get_color(), label=f"R{name}: RCP's rate")
             ax_q.plot(ts, [r["q_bytes"] / frame for r in ctl], lw=0.6, label=name.strip() or None)
-            table += [[scheme, f"{sw}:{port}", f"{t:.3f}", f"{r['y_bps'] / 1e6:.4f}", f"{r['R_bps'] / 1e6:.4f}",
+            table += [[scheme, f"{sw}:{port}", f"{t:.3f}", f"{r['y_bps'] / 1e6:.4f}",
+                       f"{r['R_bps'] / 1e6:.4f}" if uses_R else "",
                        f"{r['C_bps'] / 1e6:.4f}", f"{r['q_bytes'] / frame:.1f}"] for t, r in zip(ts, ctl)]
         if not run["control"] or not any(run["control"].values()):
             _no_data(ax, "no control-loop records")

@@ -51,8 +51,8 @@ def test_bad_suites_are_refused(tmp_path, text, message):
 @pytest.mark.parametrize("text,message", [
     ('topology = "dumbbell"\nduration_s = 5\n[topology_params]\npairs=1\nbottleneck_mbps=10\n', "no traffic"),
     ('topology = "ring"\nduration_s = 5\n[[long]]\nsender="h1"\nreceiver="r1"\n', "does not exist"),
-    ('topology = "dumbbell"\nduration_s = 5\nschemes=["xcp"]\n[[long]]\nsender="h1"\nreceiver="r1"\n'
-     '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "unknown scheme 'xcp'"),
+    ('topology = "dumbbell"\nduration_s = 5\nschemes=["nosuch"]\n[[long]]\nsender="h1"\nreceiver="r1"\n'
+     '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "unknown scheme 'nosuch'"),
     ('topology = "dumbbell"\nduration_s = 5\n[[long]]\nsender="h9"\nreceiver="r1"\n'
      '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "host 'h9'"),
     ('topology = "dumbbell"\nduration_s = 5\n[[poisson]]\nsender="h1"\nreceiver="r1"\nsizes="fixed:1"\n'
@@ -66,7 +66,7 @@ def test_bad_suites_are_refused(tmp_path, text, message):
      '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "seeds must be distinct"),
     ('topology = "dumbbell"\nduration_s = 5\nschemes = ["slow"]\n[scheme.slow]\ncc = "rcp"\ninitcwnd = 2\n'
      '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n', "for tcp only"),
-    ('topology = "dumbbell"\nduration_s = 5\nschemes = ["x"]\n[scheme.x]\ncc = "xcp"\n'
+    ('topology = "dumbbell"\nduration_s = 5\nschemes = ["x"]\n[scheme.x]\ncc = "nosuch"\n'
      '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n', "unknown cc"),
     ('topology = "dumbbell"\nduration_s = 5\nschemes = ["x"]\n[scheme.x]\ncc = "rcp"\nrcp = {alpha = -1}\n'
      '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n', "RCP parameters of x"),
@@ -214,3 +214,11 @@ def shipped_experiments():
 
 EXPERIMENT = ('topology = "dumbbell"\nduration_s = 5\nschemes = [{schemes}]\n{tables}'
               '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n')
+
+
+def test_the_mininet_engine_refuses_xcp_which_has_routers_on_ns3_only():
+    from topo.experiment import load_invocation
+    from topo.run import mininet_refusal
+    [exp] = load_invocation("talk-rcp-tcp-xcp")
+    assert "ns-3 engine only" in mininet_refusal([exp])
+    assert mininet_refusal(load_invocation("talk-rcp-tcp-xcp", schemes=["rcp", "tcp"])) is None

@@ -16,6 +16,7 @@ mod pcc;
 mod rcp;
 mod utility;
 mod vivace;
+mod xcp;
 
 pub use allegro::Utility as AllegroUtility;
 pub use vivace::Variant as VivaceVariant;
@@ -119,6 +120,15 @@ pub struct MiReport {
     pub app_limited: bool,
 }
 
+/// A window-based controller's part of a packet's XCP congestion header.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CongestionRequest {
+    /// H_cwnd, frame bytes.
+    pub cwnd_bytes: f64,
+    /// H_feedback as the sender sets it: the change it asks for, bytes.
+    pub feedback_bytes: f64,
+}
+
 /// One per flow. See the module documentation for the calling order.
 pub trait RateController: Send {
     /// Handshake done: the SYNACK echoed `feedback_kbps`. Returns the rate
@@ -143,6 +153,22 @@ pub trait RateController: Send {
     fn follows_routers(&self) -> bool {
         false
     }
+    /// XCP: what a forward packet of `s` frame bytes whose RCP header says
+    /// `rtt_s` (0: no RTT yet) puts in its congestion header
+    /// (`transport/xcp_header.rs`); None for every other scheme.
+    fn congestion_request(&self, _s: usize, _rtt_s: f64) -> Option<CongestionRequest> {
+        None
+    }
+    /// XCP: the feedback (bytes) an answer echoed. Returns a new pacing rate
+    /// to apply at once, if any.
+    fn on_congestion_feedback(&mut self, _feedback: i32, _ctx: &Ctx) -> Option<f64> {
+        None
+    }
+    /// The window (frame bytes) a window-based controller allows in flight;
+    /// None for rate-based ones.
+    fn cwnd_bytes(&self) -> Option<f64> {
+        None
+    }
     /// Short state name (for traces).
     fn state(&self) -> &'static str;
 }
@@ -158,6 +184,8 @@ pub enum CcSpec {
     Vivace(vivace::Variant),
     /// `fixed:RATE`, in kb/s.
     Fixed(f64),
+    /// XCP's window-based sender (`xcp.rs`).
+    Xcp,
     /// Kernel TCP with an optional congestion control name (`tcp:bbr`);
     /// CUBIC when none is given.
     Tcp(Option<String>),
@@ -178,6 +206,7 @@ impl CcSpec {
         };
         match head.as_str() {
             "rcp" => no_arg(CcSpec::Rcp),
+            "xcp" => no_arg(CcSpec::Xcp),
             "allegro" => no_arg(CcSpec::Allegro(allegro::Utility::Paper)),
             "allegro-ref" => no_arg(CcSpec::Allegro(allegro::Utility::Reference)),
             "vivace" => no_arg(CcSpec::Vivace(vivace::Variant::Default)),
@@ -198,7 +227,7 @@ impl CcSpec {
                 Some(a) => Err(format!("--cc {s}: bad TCP congestion control name '{a}'")),
             },
             _ => Err(format!(
-                "unknown --cc '{s}' (use rcp, allegro, allegro-ref, vivace, vivace-loss, vivace-latency, vivace-stop, vivace-loss-p4rcp, fixed:RATE, tcp or tcp:ALGO)"
+                "unknown --cc '{s}' (use rcp, xcp, allegro, allegro-ref, vivace, vivace-loss, vivace-latency, vivace-stop, vivace-loss-p4rcp, fixed:RATE, tcp or tcp:ALGO)"
             )),
         }
     }
@@ -207,6 +236,7 @@ impl CcSpec {
     pub fn name(&self) -> String {
         match self {
             CcSpec::Rcp => "rcp".into(),
+            CcSpec::Xcp => "xcp".into(),
             CcSpec::Allegro(allegro::Utility::Paper) => "allegro".into(),
             CcSpec::Allegro(allegro::Utility::Reference) => "allegro-ref".into(),
             CcSpec::Vivace(v) => v.name().into(),
@@ -223,6 +253,7 @@ impl CcSpec {
         let rng = SmallRng::seed_from_u64(seed);
         Some(match self {
             CcSpec::Rcp => Box::new(rcp::Rcp::new(max_rate_kbps)),
+            CcSpec::Xcp => Box::new(xcp::Xcp::new(max_rate_kbps)),
             CcSpec::Allegro(u) => Box::new(allegro::Allegro::new(allegro::Params::of(*u), rng)),
             CcSpec::Vivace(v) => Box::new(vivace::Vivace::new(vivace::Params::of(*v), rng)),
             CcSpec::Fixed(r) => Box::new(fixed::Fixed::new(*r)),
@@ -277,6 +308,8 @@ mod tests {
     #[test]
     fn parse_specs() {
         assert_eq!(CcSpec::parse("rcp"), Ok(CcSpec::Rcp));
+        assert_eq!(CcSpec::parse("XCP").map(|x| x.name()), Ok("xcp".to_string()));
+        assert!(CcSpec::parse("xcp:1").is_err());
         assert_eq!(CcSpec::parse("Allegro"), Ok(CcSpec::Allegro(allegro::Utility::Paper)));
         let ar = CcSpec::parse("allegro-ref");
         assert_eq!(ar, Ok(CcSpec::Allegro(allegro::Utility::Reference)));

@@ -271,6 +271,7 @@ fn every_udp_scheme_of_the_hosts_runs_through_it_and_recovers_losses() {
         "vivace-stop",
         "vivace-loss-p4rcp",
         "fixed:4mbit",
+        "xcp",
     ];
     for scheme in schemes {
         let (sent, received, _) = run(&[(scheme, 300_000)], &path);

@@ -7,6 +7,7 @@
 
 use crate::transport::sender::DEFAULT_MAX_RATE;
 use crate::transport::wire::{self, PktType};
+use crate::transport::xcp_header;
 use crate::units::parse_rate_kbps;
 
 /// A macro's value as C spells it.
@@ -105,6 +106,19 @@ fn sections() -> Vec<Section> {
                 hex("SIZE_UNKNOWN", wire::SIZE_UNKNOWN),
                 hex("STATUS_VERIFIED", wire::STATUS_VERIFIED),
                 int("FRAME_OVERHEAD", size(wire::FRAME_OVERHEAD)),
+            ],
+        },
+        Section {
+            comment: "The XCP congestion header (docs/xcp.md): P4RCP_XCP_HEADER_LEN bytes between the RCP header and the\n\
+                      hosts' header when the RCP header's flags hold P4RCP_FLAG_XCP (the host offsets below then move\n\
+                      by that much). Offsets from the UDP payload's start: H_cwnd (u32, frame bytes), x = rtt s / cwnd\n\
+                      (u32, ns), H_feedback (i32, bytes); H_rtt is the RCP header's rtt_us.",
+            macros: vec![
+                hex("FLAG_XCP", xcp_header::FLAG_XCP),
+                int("XCP_HEADER_LEN", size(xcp_header::XCP_HEADER_LEN)),
+                int("XCP_CWND_OFFSET", size(xcp_header::XCP_CWND_OFFSET)),
+                int("XCP_X_OFFSET", size(xcp_header::XCP_X_OFFSET)),
+                int("XCP_FEEDBACK_OFFSET", size(xcp_header::XCP_FEEDBACK_OFFSET)),
             ],
         },
         Section {

@@ -22,6 +22,7 @@ pub mod record;
 mod rtt;
 pub mod sender;
 pub mod wire;
+pub mod xcp_header;
 
 use std::net::SocketAddr;
 

@@ -10,6 +10,7 @@
 
 use crate::transport::rangeset::RangeSet;
 use crate::transport::record::{round, RecvRecord};
+use crate::transport::xcp_header::XcpHeader;
 use crate::transport::wire::{
     self, Body, Common, Packet, ParseError, RcpHeader, Sacks, MAX_SACKS, SIZE_UNKNOWN, STATUS_VERIFIED,
 };
@@ -190,10 +191,13 @@ impl Receiver {
         std::mem::take(&mut self.records)
     }
 
-    fn reply(&mut self, tx: &mut dyn Tx, peer: SocketAddr, feedback: u32, common: Common, body: Body) {
+    /// Answer a packet: `feedback` is its stamped rate, `xcp` the echo of its
+    /// XCP congestion header's feedback (for XCP flows).
+    fn reply(&mut self, tx: &mut dyn Tx, peer: SocketAddr, feedback: u32, xcp: Option<XcpHeader>, common: Common,
+             body: Body) {
         let mut rcp = RcpHeader::new(body.ptype());
         rcp.feedback_kbps = feedback;
-        Packet { rcp, common, body }.encode(&mut self.buf);
+        Packet { rcp, xcp, common, body }.encode(&mut self.buf);
         let _ = tx.send(&self.buf, peer); // a lost ACK is like a lost packet
     }
 
@@ -210,11 +214,12 @@ impl Receiver {
         let key = (peer, pkt.common.flow_id);
         let echo = pkt.common;
         let stamped = pkt.rcp.rate_kbps;
+        let xcp_echo = pkt.xcp.map(|x| x.echo());
         match pkt.body {
             Body::Syn { total_size, mss: _, cc } => {
                 if let Some(&(_, status, cum)) = self.closed.get(&key) {
                     // a SYN that wandered in after the close: say it is over
-                    self.reply(tx, peer, stamped, echo, Body::FinAck { cum_ack: cum, status });
+                    self.reply(tx, peer, stamped, xcp_echo, echo, Body::FinAck { cum_ack: cum, status });
                     return;
                 }
                 self.flows.entry(key).or_insert_with(|| {
@@ -239,7 +244,7 @@ impl Receiver {
                         cum_advanced_unix: None,
                     }
                 });
-                self.reply(tx, peer, stamped, echo, Body::SynAck { window: self.window });
+                self.reply(tx, peer, stamped, xcp_echo, echo, Body::SynAck { window: self.window });
             }
             Body::Data { offset, payload } => {
                 let Some(f) = self.flows.get_mut(&key) else {
@@ -268,11 +273,11 @@ impl Receiver {
                     window: self.window,
                     sacks,
                 };
-                self.reply(tx, peer, stamped, echo, body);
+                self.reply(tx, peer, stamped, xcp_echo, echo, body);
             }
             Body::Fin { final_size } => {
                 if let Some(&(_, status, cum)) = self.closed.get(&key) {
-                    self.reply(tx, peer, stamped, echo, Body::FinAck { cum_ack: cum, status });
+                    self.reply(tx, peer, stamped, xcp_echo, echo, Body::FinAck { cum_ack: cum, status });
                     return;
                 }
                 let Some(f) = self.flows.get(&key) else {
@@ -286,7 +291,7 @@ impl Receiver {
                         window: self.window,
                         sacks: f.sacks(f.cum),
                     };
-                    self.reply(tx, peer, stamped, echo, body);
+                    self.reply(tx, peer, stamped, xcp_echo, echo, body);
                     return;
                 }
                 let ok = f.verified && f.cum == final_size && f.size.is_none_or(|s| s == final_size);
@@ -301,14 +306,14 @@ impl Receiver {
                 self.flows.remove(&key);
                 self.closed.insert(key, (now, status, cum));
                 self.stats.flows_completed += 1;
-                self.reply(tx, peer, stamped, echo, Body::FinAck { cum_ack: cum, status });
+                self.reply(tx, peer, stamped, xcp_echo, echo, Body::FinAck { cum_ack: cum, status });
             }
             Body::Ref => {
                 // A probe of an open flow: its stamped rate goes back to the sender. Nothing is delivered.
                 match self.flows.get_mut(&key) {
                     Some(f) => {
                         f.last_active = now;
-                        self.reply(tx, peer, stamped, echo, Body::RefAck);
+                        self.reply(tx, peer, stamped, xcp_echo, echo, Body::RefAck);
                     }
                     None => self.stats.unexpected += 1,
                 }
@@ -356,6 +361,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::wire::PktType;
     use crate::transport::Outbox;
 
     fn peer() -> SocketAddr {
@@ -368,6 +374,7 @@ mod tests {
         let mut out = Vec::new();
         Packet {
             rcp,
+            xcp: None,
             common: Common {
                 flow_id: 9,
                 pkt_seq: 1,
@@ -425,6 +432,40 @@ mod tests {
                 ts_us: 5
             }
         );
+    }
+
+    #[test]
+    fn an_xcp_packets_feedback_is_echoed_and_a_plain_ones_answer_has_none() {
+        let mut rx = Receiver::new(60.0, RECV_WINDOW);
+        let mut tx = Outbox::default();
+        open(&mut rx, &mut tx, 4000);
+        let send = |rx: &mut Receiver, tx: &mut Outbox, xcp: Option<XcpHeader>, offset: u64| {
+            let mut out = Vec::new();
+            Packet {
+                rcp: RcpHeader::new(PktType::Data),
+                xcp,
+                common: Common {
+                    flow_id: 9,
+                    pkt_seq: 2,
+                    ts_us: 5,
+                },
+                body: Body::Data {
+                    offset,
+                    payload: &[0; 1000],
+                },
+            }
+            .encode(&mut out);
+            rx.on_datagram(&out, peer(), 0.1, 0.1, tx);
+            Packet::parse(&tx.0.last().expect("an answer").1).map(|p| p.xcp).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let forward = XcpHeader {
+            cwnd_bytes: 30_000,
+            x_ns: 4_000_000,
+            feedback: -777,
+        };
+        assert_eq!(send(&mut rx, &mut tx, Some(forward), 0), Some(forward.echo()));
+        assert_eq!(forward.echo().feedback, -777);
+        assert_eq!(send(&mut rx, &mut tx, None, 1000), None);
     }
 
     #[test]

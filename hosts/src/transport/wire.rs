@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use super::xcp_header::{XcpHeader, FLAG_XCP, XCP_HEADER_LEN};
+
 /// UDP port of RCP datagrams (source or destination), `docs/protocol.md`.
 pub const RCP_UDP_PORT: u16 = 6577;
 /// Version carried in the high 4 bits of byte 0.
@@ -93,7 +95,7 @@ pub const SCHEME_OTHER: u8 = 0;
 /// Scheme codes carried in the SYN (informational, for the receiver's
 /// record): every UDP scheme of [`crate::cc::CcSpec`] by its name
 /// (`fixed` for every `fixed:RATE`).
-pub const SCHEMES: [(u8, &str); 9] = [
+pub const SCHEMES: [(u8, &str); 10] = [
     (1, "rcp"),
     (2, "allegro"),
     (3, "vivace"),
@@ -103,6 +105,7 @@ pub const SCHEMES: [(u8, &str); 9] = [
     (7, "allegro-ref"),
     (8, "vivace-stop"),
     (9, "vivace-loss-p4rcp"),
+    (10, "xcp"),
 ];
 
 /// RCP packet types (low 4 bits of byte 0).
@@ -318,8 +321,31 @@ impl Body<'_> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet<'a> {
     pub rcp: RcpHeader,
+    /// The XCP congestion header, between the RCP header and the host
+    /// header when the RCP header's `FLAG_XCP` is set (`xcp_header.rs`).
+    pub xcp: Option<XcpHeader>,
     pub common: Common,
     pub body: Body<'a>,
+}
+
+/// The XCP header behind the RCP header of `buf` when its flag says so, and
+/// how far it moves the host header. The host header is then read from
+/// `buf[shift..]` at the offsets above, which count from the payload's start.
+fn xcp_of(rcp: &RcpHeader, buf: &[u8]) -> Result<(Option<XcpHeader>, usize), ParseError> {
+    if rcp.flags & FLAG_XCP == 0 {
+        return Ok((None, 0));
+    }
+    Ok((Some(XcpHeader::parse(&buf[RCP_HEADER_LEN..])?), XCP_HEADER_LEN))
+}
+
+/// Write the RCP header, its flag saying whether `xcp` follows, then `xcp`.
+fn write_headers(rcp: &RcpHeader, xcp: Option<&XcpHeader>, out: &mut Vec<u8>) {
+    let mut rcp = *rcp;
+    rcp.flags = if xcp.is_some() { rcp.flags | FLAG_XCP } else { rcp.flags & !FLAG_XCP };
+    rcp.write(out);
+    if let Some(x) = xcp {
+        x.write(out);
+    }
 }
 
 /// Why a datagram was dropped.
@@ -387,7 +413,9 @@ fn exact(buf: &[u8], n: usize) -> Result<(), ParseError> {
 /// and the common host bytes; [`Packet::parse`] checks the rest), so that a
 /// host finds the flow before the flow parses the datagram.
 pub fn flow_id(buf: &[u8]) -> Result<u32, ParseError> {
-    RcpHeader::parse(buf)?;
+    let rcp = RcpHeader::parse(buf)?;
+    let (_, shift) = xcp_of(&rcp, buf)?;
+    let buf = &buf[shift..];
     if buf.len() < BODY_OFFSET {
         return Err(ParseError::Truncated);
     }
@@ -398,6 +426,8 @@ impl<'a> Packet<'a> {
     /// Parse a UDP payload. Never panics, whatever the input.
     pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>, ParseError> {
         let rcp = RcpHeader::parse(buf)?;
+        let (xcp, shift) = xcp_of(&rcp, buf)?;
+        let buf = &buf[shift..];
         if buf.len() < BODY_OFFSET {
             return Err(ParseError::Truncated);
         }
@@ -482,7 +512,7 @@ impl<'a> Packet<'a> {
                 Body::RefAck
             }
         };
-        Ok(Packet { rcp, common, body })
+        Ok(Packet { rcp, xcp, common, body })
     }
 
     /// Write the datagram into `out` (cleared first). The RCP type is taken
@@ -491,7 +521,7 @@ impl<'a> Packet<'a> {
         out.clear();
         let mut rcp = self.rcp;
         rcp.ptype = self.body.ptype();
-        rcp.write(out);
+        write_headers(&rcp, self.xcp.as_ref(), out);
         out.extend_from_slice(&self.common.flow_id.to_be_bytes());
         out.extend_from_slice(&self.common.pkt_seq.to_be_bytes());
         out.extend_from_slice(&self.common.ts_us.to_be_bytes());
@@ -533,6 +563,7 @@ impl<'a> Packet<'a> {
 /// [`Packet::encode`] with `Body::Data` once filled.
 pub fn encode_data<'a>(
     rcp: &RcpHeader,
+    xcp: Option<&XcpHeader>,
     common: &Common,
     offset: u64,
     len: usize,
@@ -541,13 +572,14 @@ pub fn encode_data<'a>(
     out.clear();
     let mut rcp = *rcp;
     rcp.ptype = PktType::Data;
-    rcp.write(out);
+    write_headers(&rcp, xcp, out);
     out.extend_from_slice(&common.flow_id.to_be_bytes());
     out.extend_from_slice(&common.pkt_seq.to_be_bytes());
     out.extend_from_slice(&common.ts_us.to_be_bytes());
     out.extend_from_slice(&offset.to_be_bytes());
-    out.resize(DATA_HEADER_LEN + len, 0);
-    &mut out[DATA_HEADER_LEN..]
+    let header_len = out.len();
+    out.resize(header_len + len, 0);
+    &mut out[header_len..]
 }
 
 /// Bytes of the Ethernet frame carrying a UDP payload of `udp_payload` bytes
@@ -625,18 +657,29 @@ mod tests {
             Body::Ref,
             Body::RefAck,
         ];
+        // each body without and with the XCP congestion header
+        let congestion = XcpHeader {
+            cwnd_bytes: 15_000,
+            x_ns: 10_000_000,
+            feedback: -1500,
+        };
         bodies
             .iter()
-            .map(|b| {
+            .flat_map(|b| [None, Some(congestion)].map(|xcp| (*b, xcp)))
+            .map(|(b, xcp)| {
                 let p = Packet {
                     rcp: rcp(15_000, 30_000, 14_000),
+                    xcp,
                     common: c,
-                    body: *b,
+                    body: b,
                 };
                 let mut out = Vec::new();
                 p.encode(&mut out);
                 let mut expect = p;
                 expect.rcp.ptype = b.ptype();
+                if xcp.is_some() {
+                    expect.rcp.flags |= FLAG_XCP;
+                }
                 (out, expect)
             })
             .collect()
@@ -671,6 +714,7 @@ mod tests {
         };
         let p = Packet {
             rcp: rcp(1, 2, 3),
+            xcp: None,
             common: c,
             body: Body::Data {
                 offset: 9,
@@ -680,7 +724,7 @@ mod tests {
         let mut a = Vec::new();
         p.encode(&mut a);
         let mut b = Vec::new();
-        encode_data(&p.rcp, &c, 9, 2, &mut b).copy_from_slice(&[7, 7]);
+        encode_data(&p.rcp, None, &c, 9, 2, &mut b).copy_from_slice(&[7, 7]);
         assert_eq!(a, b);
         assert_eq!(a.len(), DATA_HEADER_LEN + 2);
     }
@@ -702,15 +746,16 @@ mod tests {
         assert_eq!(Packet::parse(&h), Err(ParseError::Truncated));
         // empty DATA payload
         let mut d = Vec::new();
-        encode_data(&rcp(0, 0, 0), &Common::default(), 0, 0, &mut d);
+        encode_data(&rcp(0, 0, 0), None, &Common::default(), 0, 0, &mut d);
         assert_eq!(Packet::parse(&d), Err(ParseError::BadField));
         // DATA whose offset + len overflows
         let mut d = Vec::new();
-        encode_data(&rcp(0, 0, 0), &Common::default(), u64::MAX, 1, &mut d);
+        encode_data(&rcp(0, 0, 0), None, &Common::default(), u64::MAX, 1, &mut d);
         assert_eq!(Packet::parse(&d), Err(ParseError::BadField));
         // SYN with mss 0
         let p = Packet {
             rcp: rcp(0, 0, 0),
+            xcp: None,
             common: Common::default(),
             body: Body::Syn {
                 total_size: 1,
@@ -724,6 +769,7 @@ mod tests {
         // FIN with a trailing byte, FIN cut short
         let p = Packet {
             rcp: rcp(0, 0, 0),
+            xcp: None,
             common: Common::default(),
             body: Body::Fin { final_size: 1 },
         };
@@ -738,6 +784,7 @@ mod tests {
         sacks.push(10, 20);
         let p = Packet {
             rcp: rcp(0, 0, 0),
+            xcp: None,
             common: Common::default(),
             body: Body::Ack {
                 cum_ack: 0,
@@ -758,6 +805,39 @@ mod tests {
         // end = start = 10
         ae[BODY_OFFSET + 16 + 8..BODY_OFFSET + 16 + 16].copy_from_slice(&10u64.to_be_bytes());
         assert_eq!(Packet::parse(&ae), Err(ParseError::BadField));
+    }
+
+    #[test]
+    fn the_xcp_flag_announces_the_congestion_header_before_the_host_header() {
+        let (plain, p) = samples()[4].clone(); // DATA without, then with the XCP header
+        let (with, x) = samples()[5].clone();
+        assert_eq!((p.xcp, x.body), (None, p.body));
+        assert_eq!(with.len(), plain.len() + XCP_HEADER_LEN);
+        assert_eq!(with[1] & FLAG_XCP, FLAG_XCP);
+        assert_eq!(with[..16], {
+            let mut h = plain[..16].to_vec();
+            h[1] |= FLAG_XCP;
+            h
+        }[..]);
+        assert_eq!(with[16 + XCP_HEADER_LEN..], plain[16..]);
+        assert_eq!(XcpHeader::parse(&with[16..]), Ok(x.xcp.unwrap()));
+        // the flag without the 12 bytes (an RCP header alone, flagged) is cut short
+        let mut h = Vec::new();
+        let mut rcp = RcpHeader::new(PktType::Data);
+        rcp.flags = FLAG_XCP;
+        rcp.write(&mut h);
+        h.extend_from_slice(&[0; 11]);
+        assert_eq!(Packet::parse(&h), Err(ParseError::Truncated));
+        assert_eq!(flow_id(&h), Err(ParseError::Truncated));
+        // encode writes the flag from the header's presence, whatever rcp.flags said
+        let mut q = x;
+        q.xcp = None;
+        let mut out = Vec::new();
+        q.encode(&mut out);
+        assert_eq!(out, plain);
+        let mut d = Vec::new();
+        encode_data(&p.rcp, x.xcp.as_ref(), &p.common, 1 << 40, 5, &mut d).copy_from_slice(&[1, 2, 3, 4, 5]);
+        assert_eq!(d, with);
     }
 
     #[test]
@@ -829,7 +909,7 @@ mod tests {
         assert_eq!(cc_name(SCHEME_OTHER), "unknown");
         // every scheme of the hosts that runs over UDP has its code
         for name in ["rcp", "allegro", "allegro-ref", "vivace", "vivace-loss", "vivace-latency", "vivace-stop",
-                     "vivace-loss-p4rcp", "fixed:1mbit"] {
+                     "vivace-loss-p4rcp", "fixed:1mbit", "xcp"] {
             let spec = crate::cc::CcSpec::parse(name).unwrap_or_else(|e| panic!("{e}"));
             assert_ne!(cc_code(&spec.name()), SCHEME_OTHER, "{name}");
         }
@@ -837,11 +917,12 @@ mod tests {
 
     #[test]
     fn lengths_are_the_encoded_ones() {
-        let lens: Vec<(PktType, usize)> = samples()
+        let lens: Vec<(PktType, usize, bool)> = samples()
             .iter()
-            .map(|(bytes, p)| (p.body.ptype(), bytes.len()))
+            .map(|(bytes, p)| (p.body.ptype(), bytes.len(), p.xcp.is_some()))
             .collect();
-        for (ptype, len) in lens {
+        for (ptype, len_with, xcp) in lens {
+            let len = len_with - if xcp { XCP_HEADER_LEN } else { 0 };
             let want = match ptype {
                 PktType::Syn => SYN_LEN,
                 PktType::SynAck => SYNACK_LEN,

@@ -63,6 +63,14 @@ InstallRcpQueueDisc(Ptr<NetDevice> device, uint32_t packets, const std::string& 
     return DynamicCast<RcpQueueDisc>(tc.Install(device).Get(0));
 }
 
+Ptr<XcpQueueDisc>
+InstallXcpQueueDisc(Ptr<NetDevice> device, uint32_t packets)
+{
+    TrafficControlHelper tc;
+    tc.SetRootQueueDisc("p4rcp::XcpQueueDisc", "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, packets)));
+    return DynamicCast<XcpQueueDisc>(tc.Install(device).Get(0));
+}
+
 Ptr<QueueDisc>
 InstallFifoQueueDisc(Ptr<NetDevice> device, uint32_t packets)
 {

@@ -4,6 +4,7 @@
 #define P4RCP_NETWORK_HELPER_H
 
 #include "rcp-queue-disc.h"
+#include "xcp-queue-disc.h"
 
 #include "ns3/ipv4-address.h"
 #include "ns3/net-device-container.h"
@@ -31,6 +32,8 @@ ns3::Ptr<RcpQueueDisc> InstallRcpQueueDisc(ns3::Ptr<ns3::NetDevice> device,
                                            uint32_t packets,
                                            const std::string& rttSamples,
                                            const std::string& queueSample);
+// An XCP router's port (xcp-queue-disc.h): a drop-tail FIFO of `packets`.
+ns3::Ptr<XcpQueueDisc> InstallXcpQueueDisc(ns3::Ptr<ns3::NetDevice> device, uint32_t packets);
 // A drop-tail FIFO (a switch port RCP does not run on).
 ns3::Ptr<ns3::QueueDisc> InstallFifoQueueDisc(ns3::Ptr<ns3::NetDevice> device, uint32_t packets);
 // A host NIC's queue: a FIFO, as the Mininet hosts' token bucket (tbf) with a NIC's queue (not ns-3's

@@ -30,6 +30,7 @@ use crate::transport::rtt::RttEstimator;
 use crate::transport::wire::{
     self, Body, Common, Packet, PktType, RcpHeader, DATA_HEADER_LEN, SIZE_UNKNOWN, STATUS_VERIFIED,
 };
+use crate::transport::xcp_header::{XcpHeader, XCP_HEADER_LEN};
 use crate::transport::Tx;
 use crate::transport::pattern;
 use std::net::SocketAddr;
@@ -101,6 +102,8 @@ pub struct SenderFlow {
     /// The flow has flagged its ENDING packet (once per flow).
     ending_sent: bool,
     window: u64,
+    /// Bytes the congestion header adds to every packet (XCP's; 0 for others).
+    congestion_header_len: usize,
     // monitor intervals
     monitor: Monitor,
     last_loss: f64,
@@ -129,6 +132,7 @@ impl SenderFlow {
     /// A flow that sends its SYN at the first `on_timer` call; `now_unix`
     /// is the wall clock at `now`.
     pub fn new(p: FlowParams, cc: Box<dyn RateController>, now: f64, now_unix: f64) -> SenderFlow {
+        let congestion_header_len = if cc.congestion_request(1, 0.0).is_some() { XCP_HEADER_LEN } else { 0 };
         SenderFlow {
             cc,
             phase: Phase::SynSent,
@@ -145,6 +149,7 @@ impl SenderFlow {
             ending_sent: false,
             next_new: 0,
             window: INITIAL_WINDOW,
+            congestion_header_len,
             monitor: Monitor::default(),
             last_loss: 0.0,
             sent: report::Sent::new(now),
@@ -170,7 +175,7 @@ impl SenderFlow {
         let srtt = self.rtt.srtt();
         Ctx {
             srtt_s: if srtt > 0.0 { srtt } else { 0.1 },
-            frame_bytes: wire::frame_bytes(DATA_HEADER_LEN + self.p.mss),
+            frame_bytes: wire::frame_bytes(self.congestion_header_len + DATA_HEADER_LEN + self.p.mss),
             min_rate_kbps: self.p.min_rate_kbps,
             max_rate_kbps: self.p.max_rate_kbps,
         }
@@ -294,6 +299,15 @@ impl SenderFlow {
         rcp
     }
 
+    /// The congestion header of a forward packet with `rcp` and a datagram of
+    /// `len` bytes without it (XCP's; None for other controllers).
+    fn congestion_header(&self, rcp: &RcpHeader, len: usize) -> Option<XcpHeader> {
+        let s = wire::frame_bytes(len + self.congestion_header_len);
+        let rtt_s = rcp.rtt_us as f64 / 1e6;
+        let r = self.cc.congestion_request(s, rtt_s)?;
+        Some(XcpHeader::forward(r.cwnd_bytes, rtt_s, s, r.feedback_bytes))
+    }
+
     fn send_syn(&mut self, now: f64, tx: &mut dyn Tx) {
         let mut rcp = RcpHeader::new(PktType::Syn);
         rcp.rate_kbps = rate_field(self.p.max_rate_kbps);
@@ -308,7 +322,8 @@ impl SenderFlow {
             mss: self.p.mss as u16,
             cc: wire::cc_code(&self.p.scheme),
         };
-        Packet { rcp, common, body }.encode(&mut self.buf);
+        let xcp = self.congestion_header(&rcp, wire::SYN_LEN);
+        Packet { rcp, xcp, common, body }.encode(&mut self.buf);
         if tx.send(&self.buf, self.p.dst) {
             self.handshake.on_sent(now);
         } else {
@@ -316,7 +331,7 @@ impl SenderFlow {
         }
     }
 
-    fn on_synack(&mut self, rcp: &RcpHeader, common: &Common, window: u32, now: f64) {
+    fn on_synack(&mut self, rcp: &RcpHeader, xcp: Option<&XcpHeader>, common: &Common, window: u32, now: f64) {
         if self.phase != Phase::SynSent {
             return;
         }
@@ -327,7 +342,10 @@ impl SenderFlow {
         self.window = (window as u64).max(self.p.mss as u64);
         self.synack_rate = Some(rcp.feedback_kbps);
         let ctx = self.ctx();
-        let r = self.cc.start(rcp.feedback_kbps, &ctx);
+        let mut r = self.cc.start(rcp.feedback_kbps, &ctx);
+        if let Some(r_xcp) = xcp.and_then(|x| self.cc.on_congestion_feedback(x.feedback, &ctx)) {
+            r = r_xcp;
+        }
         self.phase = Phase::Established;
         self.pacer.restart(now);
         self.sampled = report::Sampled::new(now);
@@ -336,7 +354,15 @@ impl SenderFlow {
         self.check_complete(now); // a 0-byte flow is done at once
     }
 
-    fn on_ack(&mut self, rcp: &RcpHeader, common: &Common, cum: u64, sacks: &[(u64, u64)], now: f64) {
+    fn on_ack(
+        &mut self,
+        rcp: &RcpHeader,
+        xcp: Option<&XcpHeader>,
+        common: &Common,
+        cum: u64,
+        sacks: &[(u64, u64)],
+        now: f64,
+    ) {
         let rtt = (ts_us(now).wrapping_sub(common.ts_us)) as f64 / 1e6;
         let seq = common.pkt_seq;
         if !self.loss.was_sent(seq) {
@@ -358,6 +384,9 @@ impl SenderFlow {
         if self.phase == Phase::Established {
             let ctx = self.ctx();
             if let Some(r) = self.cc.on_feedback(rcp.feedback_kbps, &ctx) {
+                self.set_rate(r, now);
+            }
+            if let Some(r) = xcp.and_then(|x| self.cc.on_congestion_feedback(x.feedback, &ctx)) {
                 self.set_rate(r, now);
             }
             self.loss.detect(now, &self.rtt, &mut self.monitor);
@@ -385,6 +414,7 @@ impl SenderFlow {
         };
         Packet {
             rcp,
+            xcp: self.congestion_header(&rcp, wire::FIN_LEN),
             common,
             body: Body::Fin { final_size: self.end },
         }
@@ -414,6 +444,7 @@ impl SenderFlow {
         };
         Packet {
             rcp: self.forward_header(PktType::Ref),
+            xcp: None, // REF probes are RCP's
             common,
             body: Body::Ref,
         }
@@ -451,9 +482,9 @@ impl SenderFlow {
     /// A datagram for this flow arrived.
     pub fn on_packet(&mut self, pkt: &Packet, now: f64, tx: &mut dyn Tx) {
         match pkt.body {
-            Body::SynAck { window } => self.on_synack(&pkt.rcp, &pkt.common, window, now),
+            Body::SynAck { window } => self.on_synack(&pkt.rcp, pkt.xcp.as_ref(), &pkt.common, window, now),
             Body::Ack { cum_ack, sacks, .. } if self.phase == Phase::Established || self.phase == Phase::FinSent => {
-                self.on_ack(&pkt.rcp, &pkt.common, cum_ack, sacks.as_slice(), now);
+                self.on_ack(&pkt.rcp, pkt.xcp.as_ref(), &pkt.common, cum_ack, sacks.as_slice(), now);
             }
             Body::FinAck { cum_ack, status } => self.on_finack(cum_ack, status),
             Body::RefAck if self.phase == Phase::Established => self.on_refack(&pkt.rcp, &pkt.common, now),
@@ -504,7 +535,19 @@ impl SenderFlow {
 
     fn has_data(&self) -> bool {
         self.loss.has_retransmissions()
-            || (self.next_new < self.end && self.next_new < self.loss.cum().saturating_add(self.window))
+            || (self.next_new < self.end && self.next_new < self.loss.cum().saturating_add(self.send_window()))
+    }
+
+    /// How far beyond the cumulative ack new data may go: the receiver's
+    /// window, and a window-based controller's cwnd in whole packets.
+    fn send_window(&self) -> u64 {
+        match self.cc.cwnd_bytes() {
+            Some(cwnd) => {
+                let packets = (cwnd / self.ctx().frame_bytes as f64).floor().max(1.0);
+                self.window.min(packets as u64 * self.p.mss as u64)
+            }
+            None => self.window,
+        }
     }
 
     /// Next bytes to send: retransmissions first, then new data.
@@ -512,7 +555,7 @@ impl SenderFlow {
         if let Some((s, len)) = self.loss.next_retransmission() {
             return Some((s, len, true));
         }
-        let limit = self.end.min(self.loss.cum().saturating_add(self.window));
+        let limit = self.end.min(self.loss.cum().saturating_add(self.send_window()));
         if self.next_new < limit {
             let len = (limit - self.next_new).min(self.p.mss as u64) as u32;
             return Some((self.next_new, len, false));
@@ -540,7 +583,8 @@ impl SenderFlow {
                 pkt_seq: self.loss.next_seq(),
                 ts_us: ts_us(now),
             };
-            let payload = wire::encode_data(&rcp, &common, off, len as usize, &mut self.buf);
+            let xcp = self.congestion_header(&rcp, DATA_HEADER_LEN + len as usize);
+            let payload = wire::encode_data(&rcp, xcp.as_ref(), &common, off, len as usize, &mut self.buf);
             pattern::fill(self.p.flow_id, off, payload);
             if !tx.send(&self.buf, self.p.dst) {
                 self.pacer.on_blocked(now);
@@ -596,7 +640,8 @@ impl SenderFlow {
         }
         match (self.p.duration, self.end) {
             (Some(d), u64::MAX) => {
-                let frame_bits = wire::frame_bytes(wire::DATA_HEADER_LEN + len as usize) as f64 * 8.0;
+                let frame_bits =
+                    wire::frame_bytes(self.congestion_header_len + wire::DATA_HEADER_LEN + len as usize) as f64 * 8.0;
                 let next = self.pacer.next_departure().max(now) + frame_bits / (self.pacer.rate() * 1000.0);
                 next >= self.t_start + d
             }

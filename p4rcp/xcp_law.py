@@ -1,0 +1,85 @@
+"""The XCP laws (Katabi, Handley, Rohrs, SIGCOMM 2002), each one pure function with the paper's symbols.
+
+Units: bytes and seconds throughout (C and y in bytes/s, Q, s, cwnd, phi, h and feedback in bytes, d and rtt in
+seconds). x = rtt * s / cwnd is the sender-computed term the congestion header carries (docs/xcp.md): the time
+the packet's s bytes take at the flow's rate cwnd / rtt, so that a router sums and multiplies but never divides.
+"""
+
+from typing import NamedTuple
+
+ALPHA = 0.4
+BETA = 0.226
+GAMMA = 0.1
+
+
+class XcpCoefficients(NamedTuple):
+    """One control interval's outcome: the aggregate feedback phi, the shuffled traffic h (bytes) and the
+    per-packet coefficients xi_p (bytes / s^2) and xi_n (1 / s)."""
+    phi: float
+    h: float
+    xi_p: float
+    xi_n: float
+
+
+def xcp_phi(d: float, C: float, y: float, Q: float, *, alpha: float = ALPHA, beta: float = BETA) -> float:
+    """The efficiency controller's aggregate feedback phi = alpha d S - beta Q, S = C - y the spare bandwidth
+    (negative when the input exceeds the link), Q the persistent queue."""
+    return alpha * d * (C - y) - beta * Q
+
+
+def xcp_shuffle(phi: float, d: float, y: float, *, gamma: float = GAMMA) -> float:
+    """The fairness controller's shuffled traffic h = max(0, gamma y d - |phi|): the paper's 0.1 y, y counted
+    over the interval (y d bytes), re-allocated every interval even at equilibrium so that flows converge."""
+    return max(0.0, gamma * y * d - abs(phi))
+
+
+def xcp_average_rtt(sum_rtt_x: float, sum_x: float) -> float:
+    """The control interval d: the flows' average RTT, sum(rtt_i x_i) / sum(x_i) over the interval's packets.
+    A flow's x add up to about the interval length whatever its rate, so each flow counts once, not once per
+    packet (ns-2's xcpq.cc: sum rtt^2/cwnd over sum rtt/cwnd)."""
+    if sum_x <= 0:
+        raise ValueError(f"xcp_average_rtt needs packets with a positive x = rtt s / cwnd (sum_x={sum_x})")
+    return sum_rtt_x / sum_x
+
+
+def xcp_coefficients(d: float, C: float, y: float, Q: float, sum_x: float, sum_s: float, *,
+                     alpha: float = ALPHA, beta: float = BETA, gamma: float = GAMMA) -> XcpCoefficients:
+    """phi and h of the interval, and
+
+        xi_p = (h + max(phi, 0)) / (d * sum(rtt_i s_i / cwnd_i)),   xi_n = (h + max(-phi, 0)) / (d * sum(s_i))
+
+    over the interval's packets (sum_x = sum(x_i), sum_s = sum(s_i)). An interval without packets gives no
+    coefficient (0): there is nobody to give feedback to."""
+    if d <= 0 or C <= 0 or y < 0 or Q < 0 or sum_x < 0 or sum_s < 0:
+        raise ValueError(f"xcp_coefficients needs d, C > 0 and y, Q, sum_x, sum_s >= 0 "
+                         f"(d={d}, C={C}, y={y}, Q={Q}, sum_x={sum_x}, sum_s={sum_s})")
+    phi = xcp_phi(d, C, y, Q, alpha=alpha, beta=beta)
+    h = xcp_shuffle(phi, d, y, gamma=gamma)
+    xi_p = (h + max(phi, 0.0)) / (d * sum_x) if sum_x > 0 else 0.0
+    xi_n = (h + max(-phi, 0.0)) / (d * sum_s) if sum_s > 0 else 0.0
+    return XcpCoefficients(phi, h, xi_p, xi_n)
+
+
+def xcp_packet_feedback(xi_p: float, xi_n: float, rtt: float, x: float, s: float) -> float:
+    """A packet's own feedback p_i - n_i: p_i = xi_p rtt_i^2 s_i / cwnd_i = xi_p rtt_i x_i (equal window
+    increase per flow), n_i = xi_n rtt_i s_i (a decrease in proportion to the flow's rate)."""
+    return xi_p * rtt * x - xi_n * rtt * s
+
+
+def xcp_header_feedback(H_feedback: float, p_minus_n: float) -> float:
+    """A router lowers the header's feedback to its own: H_feedback = min(H_feedback, p_i - n_i), so that the
+    sender hears the most congested router on the path."""
+    return min(H_feedback, p_minus_n)
+
+
+def xcp_desired_feedback(r: float, rtt: float, cwnd: float, s: float) -> float:
+    """The sender's request in a packet's H_feedback: its desired window change (r rtt - cwnd) for a desired rate
+    r, spread over the cwnd / s packets of a window."""
+    if cwnd <= 0 or s <= 0:
+        raise ValueError(f"xcp_desired_feedback needs cwnd, s > 0 (cwnd={cwnd}, s={s})")
+    return (r * rtt - cwnd) * s / cwnd
+
+
+def xcp_cwnd(cwnd: float, H_feedback: float, s: float) -> float:
+    """The sender on each ACK: cwnd = max(cwnd + H_feedback, s), never below one packet."""
+    return max(cwnd + H_feedback, s)
