@@ -28,7 +28,7 @@ TNA_MAIN := p4src/targets/tna/p4rcp_tna.p4
 # --target:--arch pairs the back end compiles for: Tofino 1 and Tofino 2.
 TNA_BACKEND_TARGETS ?= tofino:tna tofino2:t2na
 
-.PHONY: deps build build-plain test ptf run sim bench bench-dataplane bench-control bench-hosts \
+.PHONY: deps build build-plain test ptf run sim evaluate bench bench-dataplane bench-control bench-hosts \
         hosts clean require-p4c require-venv check-tna check-tna-backend check-sume toolchain-archive
 
 # The P4 toolchain: `make deps` installs an archive of it (P4_TOOLCHAIN_ARCHIVE=FILE, else the newest
@@ -134,6 +134,13 @@ run: require-venv build hosts
 # experiment and plans its Poisson arrivals. NS3_OPTIONS="rtt_samples=arrival queue_sample=at-read jobs=1".
 sim: require-venv hosts
 	$(PY) -m topo.run $(EXP) --engine ns3 $(foreach o,$(NS3_OPTIONS),--engine-option $(o))
+
+# The evaluation suite (docs/evaluate.md): one table of RCP and TCP Reno over the RCP talk's conditions, PASS or
+# FAIL against the targets. ENGINE=mininet: the subset the emulation reaches; SCHEDULER=tcp://HOST:8786: the
+# ns-3 runs on that Dask cluster's workers instead of a local one.
+ENGINE ?= ns3
+evaluate: require-venv hosts $(if $(filter mininet,$(ENGINE)),build)
+	$(PY) -m topo.evaluate --engine $(ENGINE) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 bench: bench-dataplane bench-control bench-hosts
 
