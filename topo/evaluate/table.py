@@ -60,8 +60,8 @@ def make_row(condition: Condition, engine: str, rcp: SchemeRuns | None, tcp: Sch
     if not condition.runs:
         row.note = f"cannot be expressed: {condition.why_not}"
         return row
-    if failure:
-        row.note = failure
+    if failure:                       # a run that did not finish is a void run: the row fails
+        row.status, row.note = FAIL, failure
         return row
     if rcp is None:
         row.status, row.note = FAIL, "no runs of RCP found"

@@ -16,6 +16,7 @@ from topo.evaluate.figures import SchemeRuns, fct_over, worst_bin
 from topo.evaluate.table import FAIL, NOT_RUN, PASS, as_csv, as_json, headers, make_row, markdown, write_table
 from topo.evaluate.targets import TARGETS, Target, judge
 from topo.experiment import ExperimentError, load_experiment, load_invocation, resolve
+from topo.ns3.engine import refusal, tcp_algorithm
 from topo.schedule import RunDir, schedule
 
 
@@ -104,6 +105,8 @@ def test_a_condition_that_cannot_be_expressed_says_why_and_runs_nothing():
     assert row.status == NOT_RUN and "no reverse traffic" in row.note and not row.verdicts
     with pytest.raises(ValueError):
         Condition("both", "x", "fct-short", why_not="and a reason")
+    failed = make_row(EX1, "ns3", None, None, failure="run failed: talk-example1 rcp seed 2: exited with status 1")
+    assert failed.status == FAIL and "exited" in failed.note
     with pytest.raises(ValueError, match="unknown targets"):
         Condition("bad", "x", "fct-short", targets=("no-such-target",))
 
@@ -213,6 +216,7 @@ def test_tcp_flows_run_the_experiments_tcp_cc(tmp_path):
     ccs = [item.command[item.command.index("--cc") + 1]
            for item in schedule(exp, variant, exp.scheme("rcp"), 1, RunDir(tmp_path))]
     assert ccs == ["tcp:reno", "tcp:reno", "rcp", "rcp"]
+    assert refusal(exp, "rcp") is None and tcp_algorithm(exp, exp.scheme("rcp")) == "ns3::TcpNewReno"
     bad = tmp_path / "bad.toml"
     bad.write_text((resolve("tcp-mix-reno")).read_text().replace('tcp_cc = "tcp:reno"', 'tcp_cc = "rcp"'))
     with pytest.raises(ExperimentError, match="tcp_cc"):
@@ -241,6 +245,18 @@ TINY = textwrap.dedent("""\
     receiver = "r2"
     start_s = 0.5
     """)
+
+
+def test_a_run_that_fails_in_its_worker_is_reported_not_raised():
+    pytest.importorskip("distributed")
+    from topo.evaluate.cluster import run_jobs
+
+    class Broken:                     # not a Job: the task fails before any ns-3 process starts
+        label = "broken run"
+        root = None
+    said = []
+    out = run_jobs([Broken()], workers=1, done=lambda job, meta, failure: said.append(failure))
+    assert list(out) == [None] and isinstance(out[None], str) and said == [out[None]]
 
 
 @pytest.mark.timeout(900)
