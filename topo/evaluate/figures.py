@@ -96,7 +96,8 @@ def run_figures(run: dict, m: dict) -> dict:
     tcp = is_tcp(run["meta"]["scheme"])
     peak = m.get("burst_peak_queue_pkts")
     return {
-        "mean_fct_s": m.get("mean_fct_s"), "fct_ratio_ps": m.get("fct_ratio_ps"),
+        # A long flow's FCT is the duration it was given: FCT is a figure of Poisson workloads only.
+        "mean_fct_s": m.get("mean_fct_s") if m.get("load") else None, "fct_ratio_ps": m.get("fct_ratio_ps"),
         "drops": m.get("bottleneck_drops"), "retransmitted_pct": _retransmitted_pct(run["flows"], tcp),
         "mean_queue_pkts": m.get("mean_queue_pkts"), "max_queue_pkts": m.get("max_queue_pkts"),
         "utilisation": m.get("utilisation"), "steady_utilisation": m.get("steady_utilisation"),
