@@ -37,7 +37,10 @@ def main(argv=None) -> int:
     if args.workers is not None and args.workers < 1:
         return refused("--workers takes a positive number")
     try:
-        seeds = tuple(int(s) for s in args.seeds.split(","))
+        try:
+            seeds = tuple(int(s) for s in args.seeds.split(","))
+        except ValueError:
+            raise ValueError(f"--seeds takes integers such as 1,2,3, got {args.seeds!r}") from None
         conditions = select(args.engine, [n.strip() for n in args.only.split(";")] if args.only else None)
         out = Path(args.out) if args.out else ROOT / "results" / "evaluate" / f"{args.engine}-{time.strftime('%Y%m%d-%H%M%S')}"
         if args.list:

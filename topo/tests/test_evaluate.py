@@ -284,3 +284,16 @@ def test_tiny_runs_through_a_local_dask_cluster_of_two_workers(tmp_path):
     assert (out / "tiny" / "summary.md").is_file() and (out / "tiny" / "rcp" / "seed1" / "flows_h1.jsonl").is_file()
     assert (out / "table.md").read_text() == text and "[summary](tiny/summary.md)" in text
     assert any("2 ns-3 runs" in line for line in said) and sum("seed 1:" in line for line in said) == 2
+
+
+def test_the_command_line_lists_without_running_and_refuses_bad_input(capsys, tmp_path):
+    from topo.evaluate.__main__ import main
+
+    assert main(["--list", "--engine", "mininet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "congested reverse links: congested reverse links; not expressible" in out
+    assert f"-m topo.run tcp-mix-reno --engine mininet --schemes rcp --seeds 1,2,3 --out {tmp_path}" in out
+    assert not any(tmp_path.iterdir())
+    assert main(["--seeds", "a"]) == 2 and "--seeds takes integers" in capsys.readouterr().err
+    assert main(["--engine", "mininet", "--scheduler", "tcp://h:8786"]) == 2
+    assert main(["--only", "flash mob"]) == 2 and "no condition 'flash mob'" in capsys.readouterr().err
