@@ -63,14 +63,17 @@ def open_client(scheduler: str | None, workers: int | None):
 
 
 def run_jobs(jobs: list[Job], scheduler: str | None = None, workers: int | None = None,
-             done: Callable[[Job, dict | None, str], None] = lambda job, meta, failure: None) -> dict[Path, dict | str]:
+             done: Callable[[Job, dict | None, str], None] = lambda job, meta, failure: None,
+             started: Callable[[int], None] = lambda slots: None) -> dict[Path, dict | str]:
     """Every job as a task; each run's files written into its directory as it ends. Per job's directory: its
-    run.json, or why it failed. `done(job, meta, failure)` after each."""
+    run.json, or why it failed. `started(slots)` once the cluster is up, with how many runs it runs at a time;
+    `done(job, meta, failure)` after each run."""
     from distributed import as_completed
 
     client, cluster = open_client(scheduler, workers)
     try:
         slots = sum(client.nthreads().values())
+        started(slots)
         futures = {client.submit(run_remote, job, key=f"p4rcp-run-{i}-{job.label.replace(' ', '-')}", pure=False): job
                    for i, job in enumerate(jobs)}
         out: dict[Path, dict | str] = {}

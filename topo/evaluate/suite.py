@@ -24,6 +24,25 @@ from topo.host_check import check_with_hosts
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+# The CPU time of an ns-3 run: importing ns-3 in its fresh process, then about this much per data packet the
+# bottleneck carries (measured on this project's 2-core machine: 47-75 us per packet for talk-example1 and 2,
+# fct-short and flash-crowd, RCP and TCP alike).
+IMPORT_CPU_S = 12.0
+CPU_S_PER_PACKET = 60e-6
+
+
+def estimate_cpu_s(exp: Experiment) -> float:
+    """What all the runs of an experiment should cost in CPU seconds on ns-3: each run's import and the packets
+    its bottleneck carries at its load (a long flow fills the link) over the run's duration."""
+    total = 0.0
+    for variant in exp.variants():
+        t = variant.topology
+        pps = min(t.switch(s).ports[p].capacity_bps for s, p in t.bottlenecks) / (8 * t.data_frame_bytes)
+        busy = 1.0 if exp.long_flows else variant.load
+        total += len(exp.seeds) * len(exp.schemes) * (IMPORT_CPU_S + CPU_S_PER_PACKET * pps * busy * exp.duration_s)
+    return total
+
+
 def experiments_of(invs: list[Invocation]) -> list[Experiment]:
     """Each invocation's experiment, validated and judged by the host binary before anything runs."""
     out = []
@@ -55,8 +74,10 @@ def run_ns3(invs: list[Invocation], out: Path, scheduler: str | None, workers: i
         what = failure or f"{meta['simulated_s']:.0f} s simulated in {meta['wall_s']:.0f} s"
         say(f"[{count[0]} of {len(every)}, {time.monotonic() - started:.0f} s] {job.label}: {what}")
 
-    say(f"{len(every)} ns-3 runs of {len(experiments)} experiments")
-    results = run_jobs(every, scheduler, workers, done)
+    results = run_jobs(every, scheduler, workers, done,
+                       lambda slots: say(f"{len(every)} ns-3 runs of {len(experiments)} experiments, {slots} at a time: "
+                                         f"about {sum(map(estimate_cpu_s, experiments)) / slots / 60:.0f} minutes "
+                                         f"on idle cores"))
     roots = {}
     for inv, exp in zip(invs, experiments):
         mine = jobs[inv.experiment]

@@ -297,3 +297,14 @@ def test_the_command_line_lists_without_running_and_refuses_bad_input(capsys, tm
     assert main(["--seeds", "a"]) == 2 and "--seeds takes integers" in capsys.readouterr().err
     assert main(["--engine", "mininet", "--scheduler", "tcp://h:8786"]) == 2
     assert main(["--only", "flash mob"]) == 2 and "no condition 'flash mob'" in capsys.readouterr().err
+
+
+def test_the_estimate_counts_each_runs_import_and_the_packets_its_link_carries():
+    from topo.evaluate.suite import CPU_S_PER_PACKET, IMPORT_CPU_S, estimate_cpu_s
+
+    [ex1] = load_invocation("talk-example1", ["rcp", "tcp:reno"], None, [1, 2, 3])
+    # 100 Mb/s in data frames (the link shapes whole packets per second), at load 0.5 for 30 s
+    pps = 100e6 / (8 * 1078)
+    assert estimate_cpu_s(ex1) == pytest.approx(6 * (IMPORT_CPU_S + CPU_S_PER_PACKET * pps * 0.5 * 30), rel=1e-3)
+    [flash] = load_invocation("flash-crowd", ["rcp"], 15, [1])  # long flows fill the link
+    assert estimate_cpu_s(flash) == pytest.approx(IMPORT_CPU_S + CPU_S_PER_PACKET * 12e6 / (8 * 1078) * 15, rel=1e-3)
