@@ -28,7 +28,7 @@ TNA_MAIN := p4src/targets/tna/p4rcp_tna.p4
 # --target:--arch pairs the back end compiles for: Tofino 1 and Tofino 2.
 TNA_BACKEND_TARGETS ?= tofino:tna tofino2:t2na
 
-.PHONY: deps build build-plain test ptf run sim bench bench-dataplane bench-control bench-hosts \
+.PHONY: deps build build-plain test ptf run sim evaluate bench bench-dataplane bench-control bench-hosts \
         hosts docs record clean require-p4c require-venv check-tna check-tna-backend check-sume toolchain-archive \
         soak test-e2e-repeat
 
@@ -159,6 +159,13 @@ record: require-venv hosts
 	@[ -n "$(RECORD)" ] || { echo "make: give the records to run again: make record RECORD='NAME ...' (docs/records/NAME.toml)" >&2; exit 1; }
 	@if [ -n "$(P4C_BM2_SS)" ]; then $(MAKE) --no-print-directory build; fi
 	$(PY) -m tools.records rerun $(RECORD)
+
+# The evaluation suite (docs/evaluate.md): one table of RCP and TCP Reno over the RCP talk's conditions, PASS or
+# FAIL against the targets. ENGINE=mininet: the subset the emulation reaches; SCHEDULER=tcp://HOST:8786: the
+# ns-3 runs on that Dask cluster's workers instead of a local one.
+ENGINE ?= ns3
+evaluate: require-venv hosts $(if $(filter mininet,$(ENGINE)),build)
+	$(PY) -m topo.evaluate --engine $(ENGINE) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 bench: bench-dataplane bench-control bench-hosts
 

@@ -140,6 +140,7 @@ class Experiment:
     events: list[Event] = field(default_factory=list)
     sweep: dict[str, list] = field(default_factory=dict)
     tcp_flows: int = 0                            # the first this many long flows run kernel TCP (sweepable)
+    tcp_cc: str = "tcp"                           # the TCP those flows run (tcp, tcp:reno, ...)
     rcp: dict = field(default_factory=dict)       # RcpParams overrides for the control loops
     scheme_tables: dict[str, Scheme] = field(default_factory=dict)   # [scheme.NAME]
     seeds: list[int] = field(default_factory=lambda: [1])   # one run per seed: workloads and senders' randomness
@@ -211,7 +212,7 @@ class Suite:
 # Every table's keys: any other is a typo, refused with the closest of these.
 SUITE_KEYS = {"description", "suite", "schemes"}
 EXPERIMENT_KEYS = {"description", "topology", "schemes", "duration_s", "seeds", "load", "topology_params", "long",
-                   "poisson", "events", "sweep", "rcp", "scheme", "tcp_flows"}
+                   "poisson", "events", "sweep", "rcp", "scheme", "tcp_flows", "tcp_cc"}
 LONG_KEYS = {"sender", "receiver", "start_s", "stop_s", "cc", "dscp"}
 POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load"}
 EVENT_KEYS = {"at_s", "bottleneck_scale"}
@@ -326,6 +327,7 @@ def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds, recorded
         events=[_event(e, f"{where} [[events]] #{i + 1}") for i, e in enumerate(tables_of(d, "events", where))],
         sweep=dict(sweep), rcp=dict(rcp), source=path,
         tcp_flows=number(d, "tcp_flows", where, integer=True, minimum=0, default=0),
+        tcp_cc=string(d, "tcp_cc", where, default="tcp"),
         scheme_tables={name: _scheme_table(name, t, where) for name, t in scheme_tables.items()},
         seeds=list(seeds or listed_seeds))
 
@@ -400,6 +402,8 @@ def _validate(exp: Experiment, where: str) -> None:
     for v_tcp in exp.sweep.get("tcp_flows", [exp.tcp_flows]):
         if isinstance(v_tcp, bool) or not isinstance(v_tcp, int) or not 0 <= v_tcp <= len(exp.long_flows):
             raise ExperimentError(f"{where}: tcp_flows counts long flows, from 0 to {len(exp.long_flows)}, got {v_tcp!r}")
+    if not (exp.tcp_cc == "tcp" or exp.tcp_cc.startswith("tcp:")):
+        raise ExperimentError(f"{where}: tcp_cc is the TCP that tcp_flows run, tcp or tcp:ALGO, got {exp.tcp_cc!r}")
     external = [name for name in exp.schemes if exp.scheme(name).is_external]
     if external and (exp.tcp_flows or "tcp_flows" in exp.sweep or any(f.cc for f in exp.long_flows)):
         raise ExperimentError(f"{where}: external schemes ({', '.join(external)}) run every long flow: no tcp_flows "

@@ -75,7 +75,7 @@ def schedule(exp: Experiment, variant: Variant, scheme: Scheme, seed: int,
         stop = flow.stop_s if flow.stop_s is not None else exp.duration_s
         flow_id = long_flow_id(seed, i)
         receiver_ip = topology.hosts[flow.receiver].ip
-        flow_cc = "tcp" if i < variant.tcp_flows else flow.cc or cc
+        flow_cc = exp.tcp_cc if i < variant.tcp_flows else flow.cc or cc
         if scheme.is_external and flow_cc == cc:
             command = scheme.sender_command(sender_ip=topology.hosts[flow.sender].ip, receiver_ip=receiver_ip,
                                             duration_s=stop - flow.start_s, flow_id=flow_id)

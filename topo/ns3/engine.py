@@ -56,11 +56,11 @@ def _tcp_type(cc: str) -> str | None:
 
 
 def tcp_ccs(exp: Experiment, scheme: Scheme) -> set[str]:
-    """The TCP schemes the runs of a scheme start: the scheme's own, tcp for a sweep's tcp_flows, and the long
+    """The TCP schemes the runs of a scheme start: the scheme's own, tcp_cc for a sweep's tcp_flows, and the long
     flows' own."""
     ccs = {scheme.cc} if scheme.is_tcp else set()
     if exp.tcp_flows or exp.sweep.get("tcp_flows"):
-        ccs.add("tcp")
+        ccs.add(exp.tcp_cc)
     return ccs | {f.cc for f in exp.long_flows if f.cc and _is_tcp(f.cc)}
 
 

@@ -99,15 +99,14 @@ def describe(exp: Experiment, scheme_name: str, router: RouterOptions) -> str:
     return f"preset {scheme.preset}: {ran}" if scheme.preset else ran
 
 
-def run_experiment(exp: Experiment, results: Path, options: dict[str, str], progress) -> Path:
-    """Every run of the experiment; returns its results directory (results/EXPERIMENT/TIMESTAMP)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    root = results / exp.name / stamp
+def make_jobs(exp: Experiment, root: Path, options: dict[str, str], env: dict | None = None) -> list[Job]:
+    """Every run of the experiment (sweep point x seed x scheme) as a Job writing below root, which gets a copy
+    of the experiment file; the engine's module is built here, once, before any run loads it."""
     root.mkdir(parents=True)
     shutil.copy(exp.source, root / exp.source.name)
     router = RouterOptions(**{k: v for k, v in options.items() if k != "jobs"})
-    env = environment()
-    build.build()        # once, before the workers load it
+    env = env if env is not None else environment()
+    build.build()
     jobs = []
     for variant in exp.variants():
         for seed in exp.seeds:
@@ -116,6 +115,14 @@ def run_experiment(exp: Experiment, results: Path, options: dict[str, str], prog
                 schedule = plan(exp, variant, exp.scheme(scheme), seed, RunDir(sub))
                 jobs.append(Job(exp, variant, scheme, seed, sub, schedule, router, env,
                                 describe(exp, scheme, router)))
+    return jobs
+
+
+def run_experiment(exp: Experiment, results: Path, options: dict[str, str], progress) -> Path:
+    """Every run of the experiment; returns its results directory (results/EXPERIMENT/TIMESTAMP)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    root = results / exp.name / stamp
+    jobs = make_jobs(exp, root, options)
     workers = min(len(jobs), int(options.get("jobs", os.cpu_count() or 1)))
     metas = {}
     # A fresh process per run (maxtasksperchild=1): ns-3's simulator and its attribute defaults are
@@ -148,4 +155,4 @@ def run_experiment(exp: Experiment, results: Path, options: dict[str, str], prog
     return root
 
 
-__all__ = ["ENGINE", "OPTIONS", "parse_options", "refuse", "run_experiment"]
+__all__ = ["ENGINE", "OPTIONS", "make_jobs", "parse_options", "refuse", "run_experiment"]
