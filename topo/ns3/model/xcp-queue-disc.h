@@ -8,7 +8,7 @@
 //   at every departure:             min_queue = min(min_queue, the queue left behind)        (Q)
 //
 // x = rtt s / cwnd is the sender's (the congestion header's x_ns), so nothing here divides. xi_p and xi_n
-// are written by the control loop every control interval (topo/ns3/xcp.py with p4rcp/xcp_law.py), which
+// are written by the control loop every control interval (control_plane/xcp_loop.py with p4rcp/xcp_law.py), which
 // reads the sums as monotonic counters and the smallest queue since its last read.
 #ifndef P4RCP_XCP_QUEUE_DISC_H
 #define P4RCP_XCP_QUEUE_DISC_H
