@@ -6,6 +6,7 @@ that `make deps` can use it before the project's virtual environment exists.
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import subprocess
@@ -72,6 +73,33 @@ LOGGING_BUILD_WARNING = (
     "the CPU per packet of the speed build of bmv2's README ('Performance': configure "
     "--disable-logging-macros --disable-elogger), so experiments with bottlenecks above about 20 Mb/s void "
     "themselves on CPU on a 2-core machine (README, 'The toolchain')")
+
+
+# bmv2 compiles this warning into simple_switch_grpc only when its configure ran without --with-thrift
+# (targets/simple_switch_grpc/switch_runner.cpp, bmv2 1.13 on); such a switch opens no Thrift port. Every
+# simple_switch_grpc names its P4Runtime server's option, which tells the binary from anything else.
+_NO_THRIFT_MARK = b"compiled without Thrift support"
+_GRPC_SWITCH_MARK = b"grpc-server-addr"
+
+THRIFT_MISSING = (
+    "{path} was built without Thrift: it opens no Thrift port, over which p4rcp reads bmv2's registers and "
+    "sees that a switch is up; rebuild bmv2 with configure --with-pi --with-thrift (simple_switch_grpc "
+    "leaves Thrift out unless configured --with-thrift; README, 'The toolchain')")
+
+
+def grpc_switch_has_thrift(simple_switch_grpc: str) -> bool:
+    """Whether this simple_switch_grpc serves bmv2's Thrift runtime beside P4Runtime.
+
+    Read from the binary, without starting it: a build configured without Thrift carries the warning it
+    would print for --thrift-port. RuntimeError when the file is not a simple_switch_grpc binary (a
+    libtool wrapper of an uninstalled build, or another program)."""
+    with open(simple_switch_grpc, "rb") as f:
+        if os.fstat(f.fileno()).st_size > 0:
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as binary:
+                if binary.find(_GRPC_SWITCH_MARK) >= 0:
+                    return binary.find(_NO_THRIFT_MARK) < 0
+    raise RuntimeError(f"{simple_switch_grpc} is not a simple_switch_grpc binary: it names no "
+                       f"--{_GRPC_SWITCH_MARK.decode()} option")
 
 
 def tool_version(name: str) -> str | None:
