@@ -152,3 +152,9 @@ def test_the_report_says_what_a_missing_grpc_switch_skips_and_how_to_build_it(tm
 def test_versions_outside_the_tested_releases_are_noted(version, note):
     found = toolchain.untested_version_note("p4c", version)
     assert found is None if note is None else note in found
+
+
+def test_the_readme_names_the_tested_versions():
+    readme = (toolchain.ROOT / "README.md").read_text()
+    for project, (oldest, newest) in toolchain.TESTED_VERSIONS.items():
+        assert oldest in readme and newest in readme, f"README does not name {project} {oldest} and {newest}"
