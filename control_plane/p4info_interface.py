@@ -10,7 +10,7 @@ type and size; the types they name; and the architecture.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableSequence
 from pathlib import Path
 
 from finsy.proto import p4i
@@ -85,7 +85,7 @@ def _meaning(message: Message, keep: tuple[str, ...] | None = None) -> dict:
 def _value(field: FieldDescriptor, value):
     if isinstance(value, Mapping):                      # a map field (type_info's named types)
         return {key: _value(field.message_type.fields_by_name["value"], v) for key, v in value.items()}
-    if field.label == FieldDescriptor.LABEL_REPEATED:
+    if isinstance(value, MutableSequence):              # a repeated field
         items = [_single(field, v) for v in value]
         # Members with an id (keys, parameters, action references, packet metadata) are found by it, so
         # their order means nothing; members without one (a struct's) keep theirs.
