@@ -29,7 +29,7 @@ TNA_MAIN := p4src/targets/tna/p4rcp_tna.p4
 TNA_BACKEND_TARGETS ?= tofino:tna tofino2:t2na
 
 .PHONY: deps build build-plain test ptf run sim bench bench-dataplane bench-control bench-hosts \
-        hosts clean require-p4c require-venv check-tna check-tna-backend check-sume toolchain-archive
+        hosts docs record clean require-p4c require-venv check-tna check-tna-backend check-sume toolchain-archive
 
 # The P4 toolchain: `make deps` installs an archive of it (P4_TOOLCHAIN_ARCHIVE=FILE, else the newest
 # one for this system in P4_TOOLCHAIN_DIR) or the p4lang packages; `make toolchain-archive` packs the
@@ -134,6 +134,18 @@ run: require-venv build hosts
 # experiment and plans its Poisson arrivals. NS3_OPTIONS="rtt_samples=arrival queue_sample=at-read jobs=1".
 sim: require-venv hosts
 	$(PY) -m topo.run $(EXP) --engine ns3 $(foreach o,$(NS3_OPTIONS),--engine-option $(o))
+
+# docs/reproducing.md, the documents' generated blocks and the README's figure, from docs/records/
+# (docs/experiments.md, "Recording a result"); make test fails when they are stale.
+docs: require-venv
+	$(PY) -m tools.records generate
+
+# Re-record: RECORD="default-ns3 talk-example1-ns3" runs each record's command again, replaces the record with
+# the new run, then does what make docs does (docs/experiments.md, "Recording a result").
+record: require-venv hosts
+	@[ -n "$(RECORD)" ] || { echo "make: give the records to run again: make record RECORD='NAME ...' (docs/records/NAME.toml)" >&2; exit 1; }
+	@if [ -n "$(P4C_BM2_SS)" ]; then $(MAKE) --no-print-directory build; fi
+	$(PY) -m tools.records rerun $(RECORD)
 
 bench: bench-dataplane bench-control bench-hosts
 

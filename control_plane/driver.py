@@ -30,7 +30,7 @@ class PortCounters:
     rtt_sum_us: int
     rtt_count: int
     queue_depth: int             # in the target's unit: Driver.queue_unit_bytes (packets where that is None)
-    policed_bytes: int = 0       # part of the input that policing dropped (docs/dataplane.md, "Policing")
+    policed_bytes: int = 0       # part of the input that policing dropped (docs/design.md, "Policing")
     policed_packets: int = 0
     arrivals: int = 0            # SYNs to the port (32-bit register, wraps)
     departures: int = 0          # DATA packets flagged LAST to the port

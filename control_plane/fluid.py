@@ -7,7 +7,7 @@ packets, no noise: it shows whether the loop itself is stable for given gains, d
 long a joining flow takes to reach its share, how much finite flows arriving at random or a flash crowd
 overflow the queue, and how long short flows take against processor sharing.
 
-Three routers (docs/control_plane.md, "Sudden load"):
+Three routers (docs/design.md, "Sudden load"):
 - "rcp": the RCP law; a new flow starts at the R its SYN carried.
 - "rcp-ff": the law, then the flow-count feedforward: R scaled by N / (N + arrivals - departures) each
   interval (SYNs and last DATA packets counted at the router), and each SYN stamped with the rate that fits it

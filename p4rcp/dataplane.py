@@ -13,7 +13,7 @@ COUNTER_RTT_COUNT = "rcp_rtt_count"      # packets that carried a valid RTT samp
 COUNTER_POLICED = "rcp_policed"          # packets and bytes to port p that policing dropped (counted in rcp_input too)
 REG_RTT_SUM = "rcp_rtt_sum"              # sum of those samples, us
 REG_QUEUE_DEPTH = "rcp_queue_depth"      # the queue the last packet to leave p left behind (QUEUE_UNIT_BYTES)
-# The flow-count feedforward (docs/control_plane.md, "Sudden load"): flows arriving (SYNs, a register the
+# The flow-count feedforward (docs/design.md, "Sudden load"): flows arriving (SYNs, a register the
 # data plane also reads to number the SYNs of an interval) and leaving (DATA flagged LAST) per port.
 REG_ARRIVALS = "rcp_arrivals"
 COUNTER_DEPARTURES = "rcp_departures"
@@ -38,7 +38,7 @@ MATCH_IPV4_DST = "ipv4_dst"              # its LPM key
 ACTION_SET_NEXT_HOP = "set_next_hop_routing_v4"
 ACTION_DROP = "drop_routing_v4"
 
-# Weighted sharing (docs/protocol.md, "Weights"). Every (port, weight class) has a cell in the registers
+# Weighted sharing (docs/design.md, "Weights"). Every (port, weight class) has a cell in the registers
 # below; the control plane writes the stamp of class k on port p, min(gamma C, w_k R[p]), into cell
 # rate_cell(p, k) of REG_RATE (RATE_NONE: RCP off there). Class 0 is weight 1.
 WEIGHT_CLASS_BITS = 3
@@ -74,7 +74,7 @@ def syn_cell(port: int, k: int) -> int:
     return port << SYN_RATE_BITS | (k - 1)
 UNCLASSIFIED_CELL = rate_cell(DROP_PORT)
 
-# Policing (docs/dataplane.md, "Policing"): per cell, the bytes a flow may send per epoch (its bucket
+# Policing (docs/design.md, "Policing"): per cell, the bytes a flow may send per epoch (its bucket
 # leaks them) and the bucket's limit; a limit of 0 turns policing off there. v1model holds both in one
 # 64-bit register (bmv2 charges each packet per register read); TNA and SUME, whose register actions return
 # one 32-bit value, in two. Two rows of sketch cells, (epoch << 32) | bytes, which only the data plane writes.

@@ -19,7 +19,7 @@ from p4rcp.topology import DEFAULT_DATA_FRAME_BYTES
 @dataclass(frozen=True)
 class RcpParams:
     # The ns-2 RCP router's gains. The papers' 0.1 / 1.0 weigh the queue 10x more than spare capacity,
-    # which on this emulation's small BDPs leaves more of the link idle (docs/control_plane.md, "Gains").
+    # which on this emulation's small BDPs leaves more of the link idle (docs/design.md, "Per interval: the law").
     alpha: float = 0.4
     beta: float = 0.4
     gamma: float = 1.0
@@ -28,7 +28,7 @@ class RcpParams:
     R_init_fraction: float = 0.05     # of C, as the ns-2 router starts
     d0_init_s: float = 0.1            # until the first RTT samples arrive
     # How each interval's mean RTT moves d0: "ewma" with d0_gain both ways, or "ns2" (rcp.cc: up with gain
-    # T/d0, down much more slowly; docs/control_plane.md, "p4rcp and ns-2's rcp.cc").
+    # T/d0, down much more slowly; docs/design.md, "Where p4rcp follows ns-2's RCP").
     d0_estimator: str = "ewma"
     d0_gain: float = 0.1              # ewma: weight of a new interval's mean RTT in d0
     T_max_s: float = 0.010            # T = min(T_max, d0), per port
@@ -38,16 +38,16 @@ class RcpParams:
     # The data frame: a packet in the queue depth where the target counts packets (Driver.queue_unit_bytes
     # None: bmv2), and policing's frame; docs/control_plane.md.
     queue_packet_bytes: int = DEFAULT_DATA_FRAME_BYTES
-    # Weighted sharing (docs/protocol.md, "Weights"): DSCP -> weight in (0, 1]; a DSCP without one has weight 1.
+    # Weighted sharing (docs/design.md, "Weights"): DSCP -> weight in (0, 1]; a DSCP without one has weight 1.
     # Keys may be strings (TOML tables: [rcp.dscp_weights] "10" = 0.5). At most 7 weights other than 1.
     dscp_weights: Mapping = field(default_factory=dict, hash=False)
-    # Policing (docs/dataplane.md, "Policing"): each flow's bytes per epoch against the largest stamp of the
+    # Policing (docs/design.md, "Policing"): each flow's bytes per epoch against the largest stamp of the
     # last epoch + d0, with this margin, plus police_slack_s of it and police_burst_packets data frames.
     police: bool = False
     police_margin: float = 0.02
     police_slack_s: float = 0.010     # the hosts catch a late timer up by up to 10 ms of their rate
     police_burst_packets: float = 2.0
-    # The flow-count feedforward (docs/control_plane.md, "Sudden load"): R scaled by N / (N + arrivals -
+    # The flow-count feedforward (docs/design.md, "Sudden load"): R scaled by N / (N + arrivals -
     # departures) every interval, and the k-th SYN of an interval stamped with the rate that fits it.
     feedforward: bool = False
     feedforward_gain: float = 1.0     # kappa: the share of the step taken, R * N / (N + kappa (a - l))

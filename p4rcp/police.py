@@ -2,7 +2,7 @@
 its two hashes and its per-packet rule (p4src/targets/v1model/policing.p4).
 
 The thresholds, per (port, weight class), every interval: the data plane gives each flow a byte bucket that leaks
-`allowance` bytes per epoch and drops what would lift it above `limit` (docs/dataplane.md, "Policing"). A
+`allowance` bytes per epoch and drops what would lift it above `limit` (docs/design.md, "Policing"). A
 compliant sender sends at most the stamp it heard up to one RTT ago, so the control plane sizes both from the
 largest stamp of the last epoch plus d0 (`S_max`, bit/s of Ethernet frames): the allowance is what S_max sends in
 one epoch with a small margin, the limit adds what a compliant host may send in a burst (the hosts catch up a
@@ -12,7 +12,7 @@ granted once, not per epoch.
 
 The policer: the PTF suite uses the hashes to build flows that share cells and checks the switch's cells against
 them; `python -m p4rcp.police` measures the false-positive rate of the sketch at its size for compliant
-flows, by simulating the same rule with the same hashes (docs/dataplane.md, "Policing").
+flows, by simulating the same rule with the same hashes (docs/design.md, "Policing").
 
 A flow is the UDP 5-tuple; the hashes run over its key (source address, destination address, source port,
 destination port), 12 bytes in network order, as bmv2 concatenates the fields: row 0 xors the addresses' low
@@ -220,7 +220,7 @@ def simulate(n_compliant: int, rate_bps: float, seconds: float, seed: int, *, ch
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m p4rcp.police", description="False-positive rate of the "
-                                 "policing sketch for compliant flows (docs/dataplane.md, 'Policing').")
+                                 "policing sketch for compliant flows (docs/design.md, 'Policing').")
     ap.add_argument("--flows", type=int, nargs="+", default=[3, 30, 300, 3000])
     ap.add_argument("--rate-mbps", type=float, default=3.0, help="R: every compliant flow's rate (the link is "
                     "(N + 3) R: N flows at R and the cheater, which sends 3 R and gets R)")

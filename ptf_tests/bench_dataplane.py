@@ -6,7 +6,7 @@ case: every RCP operation runs on every packet), with both of its features on
 (--features on, the default): the frames' DSCP has a weight class of its own,
 and policing runs on their port with thresholds no frame reaches, so every
 frame is classified, counted in its policing cell and stamped
-(docs/dataplane.md, "What the features cost"). --features off measures the RCP
+(docs/dataplane.md, "Writing P4 that bmv2 runs cheaply"). --features off measures the RCP
 path alone (classes installed, no weight, no policing). Each round starts one
 simple_switch per program, side by side, and measures two things:
 

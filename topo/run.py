@@ -69,7 +69,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", help="comma-separated seeds, e.g. 1,2,3 (override the experiment's seeds)")
     ap.add_argument("--out", default=str(ROOT / "results"))
     ap.add_argument("--pcap", action="store_true",
-                    help="keep bmv2's capture of every switch port in each run's pcap/ (tools/rcp.lua dissects RCP)")
+                    help="keep bmv2's capture of every switch port in each run's pcap/ (tools/wireshark/rcp.lua dissects RCP)")
     ap.add_argument("--expose-control-ports", action="store_true",
                     help="let other hosts reach the switches' Thrift ports (by default only this machine can: "
                          "docs/control_plane.md, 'Who can reach the switch')")

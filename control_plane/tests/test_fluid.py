@@ -1,4 +1,4 @@
-"""The fluid model behind docs/control_plane.md's "Gains" and "Sudden load": which gains keep one bottleneck
+"""The fluid model behind docs/design.md, "Per interval: the law" and "Sudden load": which gains keep one bottleneck
 stable, and what each router does with sudden load."""
 
 import statistics
@@ -80,7 +80,7 @@ def test_the_papers_gains_drop_less_once_flows_pile_up():
 
 
 # Sudden load. The flow-count feedforward (rcp-ff) against plain RCP and the talk's RCP-AC, in the model
-# that reproduces plain RCP's losses above (docs/control_plane.md, "Sudden load").
+# that reproduces plain RCP's losses above (docs/design.md, "Sudden load").
 FLASH_LINK = Bottleneck(queue_limit_pkts=56)        # 12 Mb/s, 40 ms: a buffer of one BDP
 
 

@@ -1,4 +1,4 @@
-"""The control loop's weighted stamps and policing thresholds (docs/control_plane.md, "Weights and policing")."""
+"""The control loop's weighted stamps and policing thresholds (docs/design.md, "Weights" and "Policing")."""
 
 import pytest
 

@@ -68,7 +68,7 @@ fn vivace_reaches_the_halved_share_within_5_s_without_the_emergency_stop() {
 }
 
 /// Allegro's fairness comes slowly at these rates (tens of packets per
-/// MI near the 5% loss cliff: hosts/README.md, "PCC on the test bed");
+/// MI near the 5% loss cliff: hosts/README.md, "Tests");
 /// the reference's flows share the link within a minute.
 #[test]
 fn four_allegro_ref_flows_converge_within_a_minute() {
@@ -89,7 +89,7 @@ fn lossy_5_percent(cc: &CcSpec) -> (f64, Vec<f64>) {
 /// seeds, 0.61 over 60). p4rcp's variant keeps more (0.72; 0.73 over 60):
 /// it always runs two probe pairs that must agree where pcc.h runs one
 /// after every move that kept its direction, and it second-guesses fewer
-/// moves up (hosts/README.md, "Vivace-Loss at 5% loss").
+/// moves up (hosts/README.md, "PCC's rules and where they come from").
 #[test]
 fn vivace_loss_keeps_the_reference_share_at_5_percent_loss() {
     let (faithful, u) = lossy_5_percent(&VIVACE_LOSS);

@@ -40,22 +40,22 @@ const bit<8> RCP_FLAG_LAST = 0x01;
 const rtt_us_t RCP_MAX_RTT_US = (1 << RCP_RTT_BITS) - 1;
 
 // A stamp (rcp_rate, rcp_syn_rate) that caps nothing: the largest rate, so that the stamp is an unsigned
-// minimum on every target (Tofino's ALUs have one; docs/protocol.md, "The router").
+// minimum on every target (Tofino's ALUs have one; docs/design.md, "Per packet").
 const rate_kbps_t RCP_RATE_NONE = 0xFFFFFFFF;
 
-// Weighted sharing (docs/protocol.md, "Weights"): the operator maps DSCP values to up to 8 weight classes;
+// Weighted sharing (docs/design.md, "Weights"): the operator maps DSCP values to up to 8 weight classes;
 // class 0 (every DSCP without an entry) has weight 1. The stamp of class k on port p lives in cell
 // (p << WEIGHT_CLASS_BITS) | k of rcp_rate, written by the control plane as min(gamma C, w_k R).
 #define WEIGHT_CLASS_BITS 3
 typedef bit<WEIGHT_CLASS_BITS> weight_class_t;
 
-// The flow-count feedforward (docs/control_plane.md, "Sudden load"): the k-th SYN of a control interval on
+// The flow-count feedforward (docs/design.md, "Sudden load"): the k-th SYN of a control interval on
 // port p, k = 1 .. SYN_RATES, is stamped with at most cell (p << SYN_RATE_BITS) | (k - 1) of rcp_syn_rate;
 // later SYNs of the interval take the last cell.
 #define SYN_RATE_BITS 3
 #define SYN_RATES 8
 
-// Policing (docs/dataplane.md, "Policing"): a count-min sketch of two rows of POLICE_CELLS cells, each
+// Policing (docs/design.md, "Policing"): a count-min sketch of two rows of POLICE_CELLS cells, each
 // holding (epoch, bytes) of the flows that hash there. Epochs are ticks of the data plane's own clock
 // (the targets' timestamp shifted right), so no control-plane write and no multiplication per packet.
 #define POLICE_INDEX_BITS 16

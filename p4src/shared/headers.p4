@@ -1,5 +1,5 @@
 // Header formats shared by every target. The RCP header is specified in
-// docs/protocol.md; Python (p4rcp/protocol.py) and Rust (hosts/src/wire.rs)
+// docs/protocol.md; Python (p4rcp/protocol.py) and Rust (hosts/src/transport/wire.rs)
 // carry the same definition.
 #ifndef P4RCP_HEADERS_P4
 #define P4RCP_HEADERS_P4
@@ -15,7 +15,7 @@ header ethernet_h {
 header ipv4_h {
     bit<4>      version;
     bit<4>      ihl;
-    bit<6>      dscp;       // DiffServ code point: the packet's weight class (docs/protocol.md, "Weights")
+    bit<6>      dscp;       // DiffServ code point: the packet's weight class (docs/design.md, "Weights")
     bit<2>      ecn;
     bit<16>     total_len;
     bit<16>     identification;

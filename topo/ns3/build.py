@@ -8,8 +8,8 @@ the module again (seeds run as separate processes). The library is cached under 
 sources, the hosts' library and headers, the flags and the ns-3 version, so a changed source or a rebuilt
 hosts' library rebuilds it and parallel runs share it.
 
-The wheel's pkg-config files point to paths of the machine that built it (REFERENCE.md, "ns-3 from
-PyPI"): the include and library directories are taken from the installed package instead.
+The wheel's pkg-config files point to paths of the machine that built it: the include and library
+directories are taken from the installed package instead.
 """
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ def _run(command: list[str], verbose: bool) -> None:
 @lru_cache(maxsize=None)
 def load():
     """ns-3 (the `ns` namespace of the wheel's bindings) and the module's namespace `p4rcp`, loaded once per
-    process. Importing ns-3 takes seconds (REFERENCE.md: about 8 s and 640 MB)."""
+    process. Importing ns-3 takes seconds and hundreds of megabytes (its bindings parse the headers of every
+    module)."""
     library = build()
     # The bindings search the working directory's tree for libraries; from the repository that is every
     # file below it (results/ included).

@@ -336,7 +336,7 @@ class Run:
             if any(int(app.FlowsLeft()) > 0 for (h, _), app in self.senders.items() if h == host))
 
     def _bandwidth_change(self, scale: float) -> None:
-        """The bottleneck's rate and the control plane's C together (as topo/network.py, set_bottleneck)."""
+        """The bottleneck's rate and the control plane's C together (as topo/mininet/network.py, set_bottleneck)."""
         for sw, port in self.topology.bottlenecks:
             sp = self.topology.switch(sw).ports[port]
             pps = max(1, round(sp.queue_rate_pps * scale))

@@ -22,7 +22,7 @@ PPP_HEADER_BYTES = 2
 UNSHAPED_SPEEDUP = 10
 # Addresses of the switches' ends of the links; the hosts keep the topology's.
 SWITCH_ADDRESSES = ipaddress.ip_network("192.168.0.0/16")
-# A sender NIC's queue: the Mininet hosts' (topo/network.py, ACCESS_QUEUE_FRAMES).
+# A sender NIC's queue: the Mininet hosts' (topo/mininet/network.py, ACCESS_QUEUE_FRAMES).
 ACCESS_QUEUE_FRAMES = 1000
 RTT_SAMPLES = ("departure", "arrival")          # RcpQueueDisc's RttSamples: p4rcp's, ns-2's
 # RcpQueueDisc's QueueSample: p4rcp's (deq_qdepth), an older p4rcp's (enq_qdepth), ns-2's

@@ -16,8 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from p4rcp.analysis import fct_ps, jain_index, load_unit, service_bytes  # noqa: E402
-from topo.report.metrics import PACKET_DECADES, _rtt, sample_weights  # noqa: E402
+from p4rcp.analysis import bin_fct, fct_ps, jain_index, load_unit, log_bins, service_bytes  # noqa: E402
+from topo.report.metrics import _rtt, sample_weights  # noqa: E402
 
 SAMPLE_BIN_S = 0.5   # per-flow rates over time are averaged over this
 DPI = 110
@@ -81,35 +81,59 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def _bin_centre(lo: int) -> float:
-    hi = PACKET_DECADES[PACKET_DECADES.index(lo) + 1]
-    return math.sqrt(lo * (hi - 1))
+# The FCT figure's flow-size bins: five per decade in packets, finer than the tables' decades, so that the
+# points resolve flow size as the RCP papers' figures do. Each point sits at the mean size of the flows in its
+# bin, not at the bin's centre: a bin's mean FCT belongs to its flows' sizes (every flow of 1000 packets is
+# drawn at 1000, where processor sharing's curve gives their bound).
+FIGURE_BINS_PER_DECADE = 5
+
+
+def figure_bins(flows: list[dict], edges: list[float] | None = None) -> list[dict]:
+    """The FCT figure's points from flows carrying "packets", "fct_s" and "ps_ratio": per non-empty bin (of
+    `edges`, by default FIGURE_BINS_PER_DECADE per decade over the flows' sizes), its edges, flows, smallest,
+    largest and mean size (packets), mean and max FCT, the mean of the flows' FCT_PS (processor sharing for exactly these flows) and
+    the mean FCT / FCT_PS."""
+    if edges is None:
+        edges = log_bins([f["packets"] for f in flows], FIGURE_BINS_PER_DECADE)
+    points = []
+    for row in bin_fct(flows, edges, "packets"):
+        inside = [f for f in flows if row["lo"] <= f["packets"] < row["hi"]
+                  or (row["hi"] == edges[-1] and f["packets"] == row["hi"])]
+        sizes = [f["packets"] for f in inside]
+        points.append(dict(row, smallest=min(sizes), largest=max(sizes), mean_packets=statistics.fmean(sizes),
+                           mean_ps_s=statistics.fmean(f["fct_s"] / f["ps_ratio"] for f in inside)))
+    return points
 
 
 def plot_fct(path: Path, rows: dict, runs: dict) -> Path:
-    """Mean (and max) FCT per flow-size decade in packets, the bins of the tables, with the processor-sharing
-    curve; and mean FCT / FCT_PS per bin. Every valid seed's flows pooled; bars from the seeds' lowest to
-    highest mean."""
+    """Mean (and max) FCT against flow size, five bins per decade, each point at its flows' mean size, with
+    the processor-sharing curve; and mean FCT / FCT_PS per bin. Every valid seed's flows pooled; bars from
+    the seeds' lowest to highest mean in the bin. The CSV beside it holds every point and the mean FCT_PS of
+    its flows (ps_fct_s), so that the figure can be drawn again from the CSV alone."""
     fig, (ax, ax_ratio) = plt.subplots(1, 2, figsize=(12, 4.8))
     table = []
-    drawn = False
+    largest = 1.0
     for scheme, agg in rows.items():
-        by_size = agg.get("fct_by_size")
-        if not by_size or not by_size["pooled"]:
+        seeds = [m["fct_flows"] for m in agg.get("per_seed", []) if m.get("fct_flows")]
+        if not seeds:
             continue
-        drawn = True
-        pooled = by_size["pooled"]
-        xs = [_bin_centre(r["lo"]) for r in pooled]
+        pooled = [f for flows in seeds for f in flows]
+        edges = log_bins([f["packets"] for f in pooled], FIGURE_BINS_PER_DECADE)
+        points = figure_bins(pooled, edges)
+        per_seed = [{p["lo"]: p for p in figure_bins(flows, edges)} for flows in seeds]
+        xs = [p["mean_packets"] for p in points]
+        largest = max(largest, max(xs))
         colour = None
         for axis, key in ((ax, "mean_fct_s"), (ax_ratio, "mean_ratio_ps")):
-            ys = [r[key] for r in pooled]
-            seeds = [[s[r["lo"]][key] for s in by_size["per_seed"] if r["lo"] in s] for r in pooled]
-            err = [[y - min(v) for y, v in zip(ys, seeds)], [max(v) - y for y, v in zip(ys, seeds)]]
-            bars = axis.errorbar(xs, ys, yerr=err, fmt="o-", capsize=3, color=colour, label=f"{scheme}, mean")
+            ys = [p[key] for p in points]
+            spread = [[s[p["lo"]][key] for s in per_seed if p["lo"] in s] for p in points]
+            err = [[y - min(v) for y, v in zip(ys, spread)], [max(v) - y for y, v in zip(ys, spread)]]
+            bars = axis.errorbar(xs, ys, yerr=err, fmt="o-", ms=4, capsize=2, color=colour, label=f"{scheme}, mean")
             colour = bars[0].get_color()
-        ax.plot(xs, [r["max_fct_s"] for r in pooled], "x:", color=colour, label=f"{scheme}, max")
-        table += [[scheme, r["lo"], PACKET_DECADES[PACKET_DECADES.index(r["lo"]) + 1] - 1, r["flows"],
-                   f"{r['mean_fct_s']:.6f}", f"{r['max_fct_s']:.6f}", f"{r['mean_ratio_ps']:.4f}"] for r in pooled]
+        ax.plot(xs, [p["max_fct_s"] for p in points], "x:", color=colour, label=f"{scheme}, max")
+        table += [[scheme, p["smallest"], p["largest"], p["flows"], f"{p['mean_packets']:.2f}",
+                   f"{p['mean_fct_s']:.6f}", f"{p['max_fct_s']:.6f}", f"{p['mean_ps_s']:.6f}",
+                   f"{p['mean_ratio_ps']:.4f}"] for p in points]
     any_run = next(r for rs in runs.values() for r in rs)
     topo = any_run["topology"]
     C = min(any_run["meta"]["capacity_bps"].values())
@@ -118,10 +142,9 @@ def plot_fct(path: Path, rows: dict, runs: dict) -> Path:
     nominal_seeds = sorted({s for _, agg in rows.items() if agg.get("fct_by_size")
                             for s in agg["fct_by_size"]["nominal_bound_seeds"]})
     title = f"load {any_run['meta']['load']:g}, C {C / 1e6:.1f} Mb/s, RTT {rtt * 1000:g} ms"
-    if drawn:
+    if table:
         rho = statistics.fmean(loads)
-        top = max(PACKET_DECADES[PACKET_DECADES.index(r[1]) + 1] for r in table)
-        ps_x = [10 ** (k / 20) for k in range(0, int(20 * math.log10(top)) + 1)]
+        ps_x = [10 ** (k / 20) for k in range(0, int(20 * math.log10(largest)) + 2)]
         note = f"; nominal load for seed(s) {', '.join(map(str, nominal_seeds))}" if nominal_seeds else ""
         unit = load_unit(any_run["meta"])
         ax.plot(ps_x, [fct_ps(service_bytes(x * topo.mss_bytes, topo.mss_bytes, topo.data_frame_bytes, unit), C, rho, rtt)
@@ -136,12 +159,13 @@ def plot_fct(path: Path, rows: dict, runs: dict) -> Path:
             _no_data(axis, "no completed flow in a valid run\n(summary.md lists the invalid runs and why)")
     for axis in (ax, ax_ratio):
         axis.set_xscale("log")
-        axis.set_xlim(0.7, 1.4 * max([PACKET_DECADES[PACKET_DECADES.index(r[1]) + 1] for r in table], default=1000))
-        axis.set_xlabel(f"flow size (packets of {topo.mss_bytes} B; bins 1-9, 10-99, ... as in the tables)")
+        axis.set_xlim(0.7, 1.4 * largest)
+        axis.set_xlabel(f"flow size (packets of {topo.mss_bytes} B)\n{FIGURE_BINS_PER_DECADE} bins a decade, "
+                        f"each point at its flows' mean size")
     ax.set(yscale="log", ylabel="FCT (s): first SYN sent to last byte received", title=f"FCT, {title}")
     ax_ratio.set(ylabel="mean FCT / FCT_PS", title="FCT relative to processor sharing")
-    _write_csv(path, ["scheme", "packets_from", "packets_to", "flows", "mean_fct_s", "max_fct_s", "mean_fct_over_ps"],
-               table)
+    _write_csv(path, ["scheme", "packets_from", "packets_to", "flows", "mean_packets", "mean_fct_s", "max_fct_s",
+                      "ps_fct_s", "mean_fct_over_ps"], table)
     return _save(fig, path)
 
 

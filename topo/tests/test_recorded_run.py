@@ -76,7 +76,9 @@ def test_the_headline_has_both_schemes_in_every_bin_near_or_above_processor_shar
         assert {(r["packets_from"], r["packets_to"]) for r in mine} == bins
         for r in mine:
             assert int(r["flows"]) > 0 and float(r["mean_fct_s"]) > 0
-            assert 0.5 < float(r["mean_fct_over_ps"]) < 10     # a ratio to PS, not an empty or absurd cell
+            # a ratio to PS, not an empty or absurd cell (a bin of a few large flows can finish well inside the
+            # bound of the run's mean load)
+            assert 0.2 < float(r["mean_fct_over_ps"]) < 10
 
 
 def test_time_series_have_every_scheme(rendered):

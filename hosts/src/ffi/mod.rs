@@ -1,6 +1,6 @@
 //! The host transport as a C library (`include/p4rcp_host.h`), so that
 //! other engines drive the same state machine as the hosts' event loops:
-//! the ns-3 engine's applications (`topo/ns3/model/host-apps.*`) hand it
+//! the ns-3 engine's applications (`topo/ns3/model/host-sender.*`, `host-receiver.*`) hand it
 //! datagrams and timers in simulated time and send what it returns.
 //!
 //! The interface is small and defensive: opaque handles with an explicit

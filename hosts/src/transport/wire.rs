@@ -71,7 +71,7 @@ pub const FIN_FRAME_LEN: usize = FRAME_OVERHEAD + FIN_LEN;
 pub const STATUS_VERIFIED: u8 = 1;
 
 /// RCP header flag on the first transmission of a flow's last DATA packet:
-/// routers count departures by it (docs/protocol.md, "flags").
+/// routers count departures by it (docs/protocol.md, "The RCP header").
 pub const FLAG_LAST: u8 = 0x01;
 
 /// The scheme code of a SYN whose sender names no scheme of [`SCHEMES`].

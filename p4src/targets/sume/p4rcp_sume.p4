@@ -47,7 +47,7 @@ extern void rcp_rtt_count_reg_raw(in port_index_t index, in bit<32> newVal, in b
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
 extern void rcp_policed_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
                                 in bit<8> opCode, out bit<32> result);
-// The flow-count feedforward (docs/control_plane.md, "Sudden load"): SYNs (raw's result is the cell as it
+// The flow-count feedforward (docs/design.md, "Sudden load"): SYNs (raw's result is the cell as it
 // read it, before the addition) and DATA flagged LAST per port; the base and the SYN stamps, per port and
 // per (port, k - 1), written by the control plane.
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
@@ -235,7 +235,7 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                 rcp_police_bytes_reg_rw(meta.cell, 0, REG_READ, allowance);
                 rcp_police_limit_reg_rw(meta.cell, 0, REG_READ, limit);
 
-                // Policing (docs/dataplane.md, "Policing"), DATA and REF only: row 0 counts every packet; a
+                // Policing (docs/design.md, "Policing"), DATA and REF only: row 0 counts every packet; a
                 // packet over the limit there goes to row 1, which counts what it lets through and drops the
                 // rest. A cell's first packet of an epoch leaves bytes - allowance + length, or the length if
                 // the bucket was under the allowance (the ifElseRaw's comparison), as on TNA; no cap on row 0.

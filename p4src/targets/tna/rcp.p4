@@ -24,7 +24,7 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // has drained.
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
 
-    // The flow-count feedforward (docs/control_plane.md, "Sudden load"), as on v1model: SYNs counted per
+    // The flow-count feedforward (docs/design.md, "Sudden load"), as on v1model: SYNs counted per
     // port, the k-th SYN since the base the control plane wrote capped by its stamp, LAST DATA counted.
     // The arrivals and the base are separate registers, each one stateful ALU, so that the control plane
     // writes the base without touching the running count.

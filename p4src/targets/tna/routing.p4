@@ -58,7 +58,7 @@ control RcpIngress(inout tna_headers_t hdr, inout ingress_metadata_t meta,
     }
 
     // Installed by the control plane for every (RCP port, DSCP): the cell of the DSCP's weight class
-    // (class 0, weight 1, where the operator set none). docs/protocol.md, "Weights".
+    // (class 0, weight 1, where the operator set none). docs/design.md, "Weights".
     @name(".weight_classifier")
     table weight_classifier {
         key = {

@@ -1,4 +1,4 @@
-// Policing of senders that ignore R (docs/dataplane.md, "Policing"). In ingress, before the queue, so that
+// Policing of senders that ignore R (docs/design.md, "Policing"). In ingress, before the queue, so that
 // the excess never takes queue space or link time from compliant flows.
 //
 // A flow (the UDP 5-tuple) has a byte bucket in each of two rows of cells, by two different hashes (row 0
@@ -21,7 +21,7 @@
 // (port << WEIGHT_CLASS_BITS) | class, written by the control plane; a limit of 0 turns policing off there.
 // Read by the weight class's action (weights.p4), which knows the cell: no table of its own. One 64-bit
 // register rather than two (TNA, SUME): bmv2 charges a packet for each register read and each field it
-// writes (docs/dataplane.md, "What the features cost").
+// writes (docs/dataplane.md, "Writing P4 that bmv2 runs cheaply").
 @name(".rcp_police") register<bit<64>, rate_cell_t>(RATE_CELLS) rcp_police;
 #define POLICE_ALLOWANCE meta.police[63:32]
 #define POLICE_LIMIT meta.police[31:0]
@@ -43,7 +43,7 @@ control Policer(inout headers_t hdr, inout metadata_t meta, inout standard_metad
     // Row 0's index: the addresses' low 16 bits and the ports, xored, computed from the headers. bmv2
     // hashes only fields copied first into a header (police_key: about 8 000 instructions a packet), so row 0,
     // which every packet pays for, uses what costs three operators; row 1, which only packets over the limit
-    // reach, keeps a CRC of the whole key (docs/dataplane.md, "Policing"). An action of its own: in the same
+    // reach, keeps a CRC of the whole key (docs/design.md, "Policing"). An action of its own: in the same
     // block as the read, p4c would copy the index into temporaries.
     action index_flow() {
         meta.police_index = (hdr.ipv4.src_addr ^ hdr.ipv4.dst_addr)[15:0] ^ hdr.udp.src_port ^ hdr.udp.dst_port;

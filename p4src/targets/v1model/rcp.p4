@@ -41,7 +41,7 @@ control Rcp(inout headers_t hdr, inout metadata_t meta, in standard_metadata_t s
     // drained, however long it then stays quiet (the depth a packet saw on *enqueue* lagged the queue by
     // a queueing delay and stayed at the last arrival's value while the port idled).
     @name(".rcp_queue_depth") register<bit<19>, PortId_t>(NUM_PORTS) rcp_queue_depth;
-    // The flow-count feedforward (docs/control_plane.md, "Sudden load"): new flows (SYNs) and departures
+    // The flow-count feedforward (docs/design.md, "Sudden load"): new flows (SYNs) and departures
     // (DATA flagged LAST) per port, for the control plane to scale R by N / (N + arrivals - departures); and
     // the k-th SYN of an interval stamped with the rate that fits it, rcp_syn_rate[(p << 3) | (k - 1)],
     // k counted from rcp_arrivals_base, which the control plane sets to rcp_arrivals at each interval.

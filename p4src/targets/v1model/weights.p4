@@ -1,4 +1,4 @@
-// Weighted sharing (docs/protocol.md, "Weights"): the operator's table maps a packet's DSCP to a weight
+// Weighted sharing (docs/design.md, "Weights"): the operator's table maps a packet's DSCP to a weight
 // class, and each (port, class) has its own stamp in rcp_rate, written by the control plane as
 // min(gamma C, w_k R): the data plane compares and stamps as for one class, with no multiplication.
 //

@@ -1,9 +1,9 @@
 """Two RCP flows across a bmv2 dumbbell in Mininet: R converges to C/2, the link is mostly full, the queue stays
 small, every byte arrives.
 
-The bounds are the issue's: R within 15% of C/2, utilisation >= 0.85. With the control plane's default gains
+The test's bounds: R within 15% of C/2, utilisation >= 0.85. With the control plane's default gains
 (0.4 / 0.4, no target queue) idle runs on this 2-core machine measure R = 0.96-0.99 x C/2, utilisation
-0.97-0.99 and a mean queue of 0.4-2 packets (docs/control_plane.md, "Gains").
+0.97-0.99 and a mean queue of 0.4-2 packets (docs/design.md, "Per interval: the law").
 """
 
 import os

@@ -1,5 +1,5 @@
 // The RCP router's per-packet work on one output port, as the P4 program does it
-// (p4src/targets/v1model/rcp.p4 and routing.p4; docs/protocol.md, "What a router does per packet"):
+// (p4src/targets/v1model/rcp.p4 and routing.p4; docs/dataplane.md, "Per packet"):
 //
 //   on arrival, before any drop:  input_bytes += frame length; input_packets += 1      (y, in ingress)
 //   on departure, after the queue: forward RCP packet with a valid rtt_us:
@@ -7,7 +7,7 @@
 //                                  forward RCP packet with rate_kbps > R != 0:
 //                                      rate_kbps = R                                 (the stamp)
 //                                  queue_depth = the queue this packet leaves behind (deq_qdepth)
-//                                  the feedforward (docs/control_plane.md, "Sudden load"): a SYN
+//                                  the feedforward (docs/design.md, "Sudden load"): a SYN
 //                                      adds 1 to arrivals and, the k-th since the interval's base, is
 //                                      stamped at most the k-th SYN rate; a DATA flagged LAST adds 1 to
 //                                      departures

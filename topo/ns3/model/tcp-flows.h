@@ -1,4 +1,4 @@
-// The `tcp` baseline with ns-3's own TCP, measured as the hosts measure theirs (hosts/src/tcp.rs;
+// The `tcp` baseline with ns-3's own TCP, measured as the hosts measure theirs (hosts/src/tcp/;
 // docs/protocol.md, "The tcp baseline"): the client sends 16 bytes ("P4RT", flow id u32, size u64,
 // 2^64-1 = until it half-closes) and the flow's bytes, then half-closes; the server counts them and answers
 // 16 bytes ("DONE", status u32, bytes u64). FCT runs from just before connect() to the receiver's read of

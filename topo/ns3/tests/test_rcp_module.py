@@ -1,6 +1,6 @@
 """The ns-3 engine's RCP module: the router's per-packet work (RcpQueueDisc), and whole runs of the engine in
 simulated time: two flows converge to C/2, no stamped rate exceeds R, and the control loop's R trace is the
-law's (control_plane/rcp_law.py) over the counts the data plane gave it.
+law's (p4rcp/rcp_law.py) over the counts the data plane gave it.
 
 Skipped, with the reason, where ns-3 (the ns3 wheel and cppyy) or g++ is missing. Loading ns-3 takes 10-30 s
 once per test session; each simulation then takes about a second.

@@ -75,7 +75,7 @@
 //!   after a reversal; probes at least 0.5 Mb/s from r. At 5% random loss
 //!   the single pair is what keeps pcc.h near 64% of the link: with two
 //!   pairs always, `vivace-loss-p4rcp` keeps about 10 points more
-//!   (hosts/README.md, "Vivace-Loss at 5% loss").
+//!   (hosts/README.md, "PCC's rules and where they come from").
 //! - Double check (pcc.h): when the faster probes lost more than 2 packets
 //!   fewer than the slower ones, lost some, and the probes lost at least 5%
 //!   overall, the first such verdict for "faster" is thrown away and the
@@ -111,7 +111,7 @@
 //!   unevenly, the stop halves only the flow that lost more, and the two
 //!   then draw together at about 0.1 Mb/s per second: with the stop 4 of
 //!   10 Mininet seeds never reached the new share within 10 s, without it
-//!   none (hosts/README.md, "Why `vivace` has no emergency stop").
+//!   none (hosts/README.md, "PCC's rules and where they come from").
 //!   `vivace-stop` (`Params::stop_loss`) and `vivace-loss` keep pcc.h's
 //!   rule; as in pcc.h the stop leaves the previous step, the amplifier
 //!   and the trend as they were.
