@@ -147,7 +147,8 @@ def untested_version_note(name: str, version: str) -> str | None:
     oldest, newest = TESTED_VERSIONS[project]
     found = version_numbers(version)
     if found is None:
-        return f"{name} printed no version for --version ({version!r}); p4rcp is tested with {project} {oldest} to {newest}"
+        return (f"{name} printed no version for --version ({version!r}); p4rcp is tested with {project} "
+                f"{oldest} to {newest}")
     if found < version_numbers(oldest):
         return f"{name} {version} is older than the oldest {project} p4rcp is tested with ({oldest})"
     if found > version_numbers(newest):
