@@ -10,7 +10,7 @@ from pathlib import Path
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
 from p4rcp.control_ports import ControlPortGuard, GuardUnavailable
-from p4rcp.toolchain import require_tool
+from p4rcp.toolchain import THRIFT_MISSING, grpc_switch_has_thrift, require_tool
 
 
 class SwitchFailed(RuntimeError):
@@ -75,6 +75,9 @@ class SimpleSwitch:
         if self.json_path is not None and not self.json_path.is_file():
             raise SwitchFailed(f"{self.json_path} does not exist: run 'make build'")
         command = self.command()
+        if self.binary == "simple_switch_grpc" and not grpc_switch_has_thrift(command[0]):
+            # Else it would start, serve P4Runtime, and never answer the readiness check below.
+            raise SwitchFailed(THRIFT_MISSING.format(path=command[0]))
         if not self.expose_control_ports:
             try:
                 self._guard = ControlPortGuard(self.control_ports).open()

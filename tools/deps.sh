@@ -82,23 +82,22 @@ install_toolchain_archive() {
         echo "[deps] ERROR: the P4 toolchain archive $1 did not install (see above)" >&2
         exit 1
     }
-    report_bmv2_build
+    report_toolchain
 }
 
-# One line if simple_switch logs: the experiments it can run are limited (README, "The toolchain").
-report_bmv2_build() {
-    local switch
-    switch=$(PATH="$PATH:$P4_PREFIX/bin" command -v simple_switch) || return 0
-    "$SYSTEM_PYTHON" -c 'import sys; from p4rcp.toolchain import bmv2_has_logging, LOGGING_BUILD_WARNING as w
-if bmv2_has_logging(sys.argv[1]): print("[deps] NOTE: " + w.format(path=sys.argv[1]))' "$switch" || true
+# Each program's version and build, and a warning naming the configure option for each capability p4rcp
+# needs that the build lacks (README, "The toolchain").
+report_toolchain() {
+    P4_PREFIX="$P4_PREFIX" "$SYSTEM_PYTHON" -c 'from p4rcp.toolchain import toolchain_report
+for line in toolchain_report(): print("[deps] " + line)' || echo "[deps] WARNING: the toolchain report failed (above)" >&2
 }
 
 install_toolchain() {
     local missing url archive
     missing=$(toolchain_missing)
     if [ -z "$missing" ]; then
-        say "P4 toolchain found: $(PATH="$PATH:$P4_PREFIX/bin" command -v p4c), $(PATH="$PATH:$P4_PREFIX/bin" command -v simple_switch)"
-        report_bmv2_build
+        say "P4 toolchain found:"
+        report_toolchain
         [ -z "$P4_TOOLCHAIN_ARCHIVE" ] || say "P4_TOOLCHAIN_ARCHIVE=$P4_TOOLCHAIN_ARCHIVE not installed: a toolchain is there"
         return
     fi
@@ -118,7 +117,7 @@ install_toolchain() {
         echo "deb $url /" | as_root tee /etc/apt/sources.list.d/home:p4lang.list >/dev/null
         as_root apt-get update -qq
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${P4_PACKAGES[@]}"
-        report_bmv2_build
+        report_toolchain
         return
     fi
     local why
@@ -135,8 +134,9 @@ install_toolchain() {
 [deps]   2. a toolchain archive that your lab packed with 'make toolchain-archive' on a machine that has one:
 [deps]      make deps P4_TOOLCHAIN_ARCHIVE=FILE, or put it in P4_TOOLCHAIN_DIR=$P4_TOOLCHAIN_DIR
 [deps]      ($(realpath -m "$P4_TOOLCHAIN_DIR"), now without one for this system);
-[deps]   3. your own build, following p4c's and bmv2's READMEs, with bmv2 in the speed configuration of
-[deps]      its README ("Performance": --disable-logging-macros --disable-elogger), into $P4_PREFIX.
+[deps]   3. your own build, following p4c's and bmv2's READMEs, with bmv2 configured --with-pi --with-thrift
+[deps]      and in the speed configuration of its README ("Performance": --disable-logging-macros
+[deps]      --disable-elogger), into $P4_PREFIX; README, "The toolchain", gives the tested versions.
 [deps]   Until then make build / make run stop, and the tests that need them are skipped.
 WARN
 }
