@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 
 from tools.records import ROOT, render, store
 
 FIXTURE = ROOT / "topo" / "tests" / "data" / "default-suite.tar.xz"
+# The record of the fixture's runs, kept beside the test: the documents' record of the same suite is made
+# again with every new measurement.
+FIXTURE_RECORD = Path(__file__).parent / "data" / "default-short-mininet.toml"
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +27,7 @@ def fixture_dirs(tmp_path_factory):
 
 def test_a_record_of_the_fixture_is_the_committed_one(fixture_dirs):
     made = store.from_results("default-short-mininet", fixture_dirs)
-    committed = store.load(ROOT / "docs" / "records" / "default-short-mininet.toml")
+    committed = store.load(FIXTURE_RECORD)
     assert made.command == committed.command == ".venv/bin/python -m topo.run default --seeds 1 --duration 10"
     assert (made.experiment, made.engine, made.commit, made.date) == ("default", "mininet", "0856a1722c2e",
                                                                      "2026-11-25")
@@ -90,7 +94,7 @@ def test_a_timed_command_is_recorded_with_the_end_of_its_output(tmp_path, monkey
 
 
 def test_a_record_is_made_again_by_running_its_command(fixture_dirs, capsys):
-    old = store.load(ROOT / "docs" / "records" / "default-short-mininet.toml")
+    old = store.load(FIXTURE_RECORD)
     old.command = "printf 'results: %s\\n' " + " ".join(str(d) for d in fixture_dirs)
     new = store.rerun(old)
     assert new.name == old.name and new.command == old.command and new.note == ""
@@ -100,7 +104,7 @@ def test_a_record_is_made_again_by_running_its_command(fixture_dirs, capsys):
 
 
 def test_a_rerun_that_fails_or_names_no_results_is_refused(fixture_dirs):
-    old = store.load(ROOT / "docs" / "records" / "default-short-mininet.toml")
+    old = store.load(FIXTURE_RECORD)
     old.command = f"sh -c 'echo results: {fixture_dirs[0]}; exit 3'"
     with pytest.raises(store.RecordError, match="exited with status 3"):
         store.rerun(old)
