@@ -99,8 +99,9 @@ pub struct SenderFlow {
     // the byte stream: [0, end), new data from next_new, within cum + window
     end: u64,
     next_new: u64,
-    /// The flow has flagged its ENDING packet (once per flow).
-    ending_sent: bool,
+    /// The offset of the DATA packet the flow flagged ENDING, once it has: a retransmission of that
+    /// packet carries the flag again, so that a router that dropped the first still counts the ending.
+    ending_offset: Option<u64>,
     window: u64,
     /// Bytes the congestion header adds to every packet (XCP's; 0 for others).
     congestion_header_len: usize,
@@ -146,7 +147,7 @@ impl SenderFlow {
             pacer: Pacer::new(now, p.min_rate_kbps),
             probe: RefProbe::new(now),
             end: p.size.unwrap_or(u64::MAX),
-            ending_sent: false,
+            ending_offset: None,
             next_new: 0,
             window: INITIAL_WINDOW,
             congestion_header_len,
@@ -573,7 +574,13 @@ impl SenderFlow {
             };
             let mut rcp = self.forward_header(PktType::Data);
             let last = !is_retx && self.is_last_new(off + len as u64, len, now);
-            let ending = !is_retx && !self.ending_sent && self.is_ending(off, now);
+            // The flow's last new packet is its ENDING at the latest: at a rate too low for a round trip to
+            // carry a packet, the unsent data never fits one, and a router that never heard the ending
+            // would count the flow forever.
+            let ending = match self.ending_offset {
+                None => !is_retx && (last || self.is_ending(off, now)),
+                Some(at) => is_retx && at == off,
+            };
             if ending {
                 rcp.flags |= wire::FLAG_ENDING;
                 rcp.size = self.size_field();
@@ -597,7 +604,9 @@ impl SenderFlow {
             if last {
                 self.end = self.next_new; // an open-ended flow's new data ends with its last packet
             }
-            self.ending_sent |= ending;
+            if ending {
+                self.ending_offset.get_or_insert(off);
+            }
             let mi = self.monitor.on_send(frame, now);
             self.loss.on_send(off, len, frame, now, mi, is_retx);
             self.sent.on_send(frame, now, is_retx);
