@@ -7,6 +7,11 @@
 
 /// ns-2's SYN_DELAY: a REF goes out at least this often however long the RTT.
 pub const MAX_PROBE_INTERVAL_S: f64 = 0.5;
+/// The most of a flow's rate its REFs may take. Without a bound every slow flow sends a REF per min RTT
+/// whatever its rate: when many flows crowd a link and R falls, their REFs alone can exceed the link
+/// (a hundred flows at 20 ms send 5 000 REFs a second), y rises, R falls further and more flows pile up.
+/// Bounded by the rate, the REFs fall with R, and the law sees them as load it controls.
+pub const REF_RATE_SHARE: f64 = 0.5;
 
 #[derive(Debug, Default)]
 pub struct RefProbe {
@@ -29,9 +34,12 @@ impl RefProbe {
 
     /// When the next REF is due, if the flow probes: its packets leave
     /// `packet_interval_s` apart, more than its `min_rtt_s` (a known one).
-    pub fn due(&self, packet_interval_s: f64, min_rtt_s: f64) -> Option<f64> {
-        (min_rtt_s.is_finite() && min_rtt_s > 0.0 && packet_interval_s > min_rtt_s)
-            .then(|| self.last_forward + min_rtt_s.min(MAX_PROBE_INTERVAL_S))
+    /// REFs of `ref_interval_s` each at the flow's rate go no closer than
+    /// that over REF_RATE_SHARE.
+    pub fn due(&self, packet_interval_s: f64, min_rtt_s: f64, ref_interval_s: f64) -> Option<f64> {
+        (min_rtt_s.is_finite() && min_rtt_s > 0.0 && packet_interval_s > min_rtt_s).then(|| {
+            self.last_forward + min_rtt_s.min(MAX_PROBE_INTERVAL_S).max(ref_interval_s / REF_RATE_SHARE)
+        })
     }
 
     /// The REF's own transmission number (REFs count their own, as SYNs do).
@@ -50,12 +58,21 @@ mod tests {
     fn a_flow_slower_than_one_packet_per_rtt_probes_every_min_rtt() {
         let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
         let mut p = RefProbe::new(10.0);
-        assert_eq!(p.due(0.010, 0.040), None, "a packet per 10 ms hears R with its data");
-        assert!(close(p.due(0.100, 0.040), 10.040));
+        assert_eq!(p.due(0.010, 0.040, 0.001), None, "a packet per 10 ms hears R with its data");
+        assert!(close(p.due(0.100, 0.040, 0.001), 10.040));
         p.on_forward(10.1);
-        assert!(close(p.due(0.100, 0.040), 10.140));
-        assert!(close(p.due(2.0, 1.0), 10.6), "at least every 0.5 s");
-        assert_eq!(p.due(1.0, f64::INFINITY), None, "no RTT known yet");
+        assert!(close(p.due(0.100, 0.040, 0.001), 10.140));
+        assert!(close(p.due(2.0, 1.0, 0.001), 10.6), "at least every 0.5 s");
+        assert_eq!(p.due(1.0, f64::INFINITY, 0.001), None, "no RTT known yet");
         assert_eq!((p.next_seq(), p.next_seq()), (0, 1));
+    }
+
+    #[test]
+    fn refs_take_at_most_their_share_of_the_flows_rate() {
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+        let p = RefProbe::new(10.0);
+        // a REF takes 30 ms at the flow's rate: at most one per 30 ms / REF_RATE_SHARE, not one per min RTT
+        assert!(close(p.due(0.400, 0.020, 0.030), 10.0 + 0.030 / REF_RATE_SHARE));
+        assert!(close(p.due(0.400, 0.020, 0.005), 10.020), "a fast enough flow probes every min RTT");
     }
 }

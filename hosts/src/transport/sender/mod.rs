@@ -434,7 +434,9 @@ impl SenderFlow {
             return None;
         }
         let frame_bits = self.ctx().frame_bytes as f64 * 8.0;
-        self.probe.due(frame_bits / (self.pacer.rate() * 1000.0), self.rtt.min_rtt())
+        let ref_bits = wire::frame_bytes(wire::REF_LEN) as f64 * 8.0;
+        let bps = self.pacer.rate() * 1000.0;
+        self.probe.due(frame_bits / bps, self.rtt.min_rtt(), ref_bits / bps)
     }
 
     fn send_ref(&mut self, now: f64, tx: &mut dyn Tx) {
