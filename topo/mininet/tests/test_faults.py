@@ -253,10 +253,11 @@ def test_a_30_ms_stall_of_the_switch_voids_the_run_and_names_the_stall(tmp_path)
     for attempt in range(1, ATTEMPTS + 1):
         meta, stalled = stalled_run(exp, variant, RunDir(tmp_path / f"attempt-{attempt}"))
         assert not meta["valid"], "a run with a 30 ms stall counted as valid"
-        # the stall named at the moment it was injected (a busy machine may add stalls of its own elsewhere)
+        # the stall named at the moment it was injected (a busy machine may add stalls of its own elsewhere),
+        # by the late control read (over the 13.8 ms threshold) or by the input's gap and burst
         at_s = stalled["unix_s"] - meta["start_unix_s"]
         named = [p for p in meta["problems"] if (m := re.match(r"s1 stalled (\d+\.\d) s into the run", p))
-                 and abs(float(m[1]) - at_s) <= 0.5 and "13.8 ms" in p]
+                 and abs(float(m[1]) - at_s) <= 0.5 and ("13.8 ms" in p or "input stopped" in p)]
         if named:
             assert STALL in meta["void_causes"]
             print(f"stopped for {stalled['s'] * 1000:.1f} ms {at_s:.1f} s into the run: {named[0]}")
