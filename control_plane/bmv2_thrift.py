@@ -22,7 +22,6 @@ from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
 from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -310,8 +309,8 @@ class Bmv2ThriftDriver:
         self._write_registers("write policing", [(dp.REG_POLICE, cell, dp.police_cell_value(*pair))
                                                  for cell, pair in params.items()])
 
-    def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
-        """Each port's SynGrants, the same way as the stamps."""
+    def write_syn_grants(self, grants: dict[int, dp.SynGrants]) -> None:
+        """Each port's dp.SynGrants, the same way as the stamps."""
         self._write_registers("write SYN grants", [cell for port, g in grants.items() for cell in g.cells(port)])
 
     def _write_registers(self, what: str, cells: list[tuple[str, int, int]]) -> None:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from control_plane.driver import Driver, PortCounters, SwitchUnavailable
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.police import police_allowance, police_limit
@@ -44,17 +43,18 @@ def counter_delta(new: int, old: int, bits: int) -> int:
 def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> dict[str, int]:
     """Routes and queue settings of the topology, on a connected switch, and no stamp where none belongs:
     the unclassified cell (every port without RCP) caps nothing (RATE_NONE), nor does any port's SYN stamp
-    (SynGrants.none(): a cap another tool left is lifted). A switch that holds the routes already keeps them: the table is reconciled,
-    not cleared (Driver.install_routes), so that a controller (re)started against a forwarding switch drops
-    nothing. Where the driver sets no queues (P4Runtime alone: Tofino shapes its ports in the traffic
-    manager's own configuration), the topology's capacities are what the operator shaped the ports to.
+    (SynGrants.none(): a cap another tool left is lifted). A switch that holds the routes already keeps
+    them: the table is reconciled, not cleared (Driver.install_routes), so that a controller (re)started
+    against a forwarding switch drops nothing. Where the driver sets no queues (P4Runtime alone: Tofino
+    shapes its ports in the traffic manager's own configuration), the topology's capacities are what the
+    operator shaped the ports to.
     Returns the routing table's changes."""
     changes = driver.install_routes(routes)
     if driver.sets_queues:
         for sp in switch.ports.values():
             driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
     driver.write_rates_kbps({dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
-    driver.write_syn_grants({port: SynGrants.none() for port in sorted(switch.ports)})
+    driver.write_syn_grants({port: dp.SynGrants.none() for port in sorted(switch.ports)})
     return changes
 
 
@@ -82,7 +82,7 @@ class PortState:
     last_rtt_s: float | None = None  # the last interval's mean RTT sample (ns-2 reuses it in an interval without)
     # The feedforward: what the switch holds for this port's SYNs, and the window the long SYNs' stamps run
     # over, (time, long SYNs counted, R, y) of each interval, back to the last one at least d0 old.
-    grants: SynGrants = field(default_factory=SynGrants.none)
+    grants: dp.SynGrants = field(default_factory=dp.SynGrants.none)
     syn_window: deque = field(default_factory=deque)
     # False after R was resumed from a running switch: d0 is not in the switch, so the first interval's mean
     # RTT becomes d0 instead of being averaged into d0_init (which would take tens of intervals to forget).
@@ -248,14 +248,14 @@ class ControlLoop:
                                                 burst_bytes=p.police_burst_packets * p.queue_packet_bytes)))
         return out
 
-    def first_grants(self, ps: PortState) -> SynGrants:
+    def first_grants(self, ps: PortState) -> dp.SynGrants:
         """Before the feedforward's first interval: no SYN capped, sizes counted against the grant of R."""
         p = self.params
         P = rcp_grant_packets(min(p.gamma * ps.C_bps, ps.R_bps), ps.d0_s, p.queue_packet_bytes * 8)
-        return SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, P, P // 2)
+        return dp.SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, P, P // 2)
 
-    def next_grants(self, ps: PortState, now: float, long_arrivals: int, y: float) -> SynGrants:
-        """The next interval's SYN stamps and counting (SynGrants), with R and y as of now.
+    def next_grants(self, ps: PortState, now: float, long_arrivals: int, y: float) -> dp.SynGrants:
+        """The next interval's SYN stamps and counting (dp.SynGrants), with R and y as of now.
 
         A long flow's SYN (one that lasts more than half a round trip at its grant) takes the next stamp
         of the sequence that runs over the last round trip (rcp_window_syn_rates): the flows that joined in
@@ -275,7 +275,7 @@ class ControlLoop:
         P = rcp_grant_packets(rcp_syn_rates(R_w, ps.C_bps, y_w, 1, gamma=p.gamma)[0], ps.d0_s,
                               p.queue_packet_bytes * 8)
         short = rcp_syn_rates(min(p.gamma * ps.C_bps, ps.R_bps), ps.C_bps, y, 1, gamma=p.gamma)[0]
-        return SynGrants(long_arrivals % (1 << dp.ARRIVALS_BITS), tuple(_kbps(r) for r in long_rates), _kbps(short),
+        return dp.SynGrants(long_arrivals % (1 << dp.ARRIVALS_BITS), tuple(_kbps(r) for r in long_rates), _kbps(short),
                          P, P // 2)
 
     def _police(self, states) -> dict[int, tuple[int, int]]:

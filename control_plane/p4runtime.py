@@ -31,7 +31,6 @@ import finsy as fy
 import grpc
 
 from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -79,8 +78,8 @@ def police_entries(params: dict[int, tuple[int, int]], packed: bool) -> list[fy.
             for name, value in zip((dp.REG_POLICE_BYTES, dp.REG_POLICE_LIMIT), pair)]
 
 
-def syn_grant_entries(grants: dict[int, SynGrants]) -> list[fy.P4RegisterEntry]:
-    """Each port's SynGrants: the long SYNs' base and stamps, the short SYNs' stamp, P and the threshold."""
+def syn_grant_entries(grants: dict[int, dp.SynGrants]) -> list[fy.P4RegisterEntry]:
+    """Each port's dp.SynGrants: the long SYNs' base and stamps, the short SYNs' stamp, P and the threshold."""
     return [fy.P4RegisterEntry(name, index=index, data=value)
             for port, g in sorted(grants.items()) for name, index, value in g.cells(port)]
 
@@ -327,7 +326,7 @@ class P4RuntimeDriver:
             return self.side.write_police(params)
         self._call("write policing", lambda sw: sw.modify(police_entries(params, self._police_packed)))
 
-    def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
+    def write_syn_grants(self, grants: dict[int, dp.SynGrants]) -> None:
         if self.side is not None:
             return self.side.write_syn_grants(grants)
         self._call("write SYN grants", lambda sw: sw.modify(syn_grant_entries(grants)))

@@ -1,7 +1,6 @@
 """An in-memory switch for testing the control loop without bmv2."""
 
 from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 
 ZERO = PortCounters(0, 0, 0, 0, 0)
@@ -19,8 +18,8 @@ class FakeDriver:
         self.rate_writes: list[dict[int, int]] = []
         self.police: dict[int, tuple[int, int]] = {}
         self.police_writes: list[dict[int, tuple[int, int]]] = []
-        self.syn_grants: dict[int, SynGrants] = {}                # by port
-        self.syn_grant_writes: list[dict[int, SynGrants]] = []
+        self.syn_grants: dict[int, dp.SynGrants] = {}                # by port
+        self.syn_grant_writes: list[dict[int, dp.SynGrants]] = []
         self.weight_classes: dict[tuple[int, int], int] = {}     # (port, DSCP) -> cell
         self.cells_unstamped_when_classified: set[int] = set()   # cells the classes pointed at before a stamp
         self.routes = []

@@ -3,7 +3,6 @@ import time
 
 import pytest
 
-from p4rcp.dataplane import SynGrants
 from control_plane.loop import ControlLoop, CounterWentBackwards, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
 from p4rcp import dataplane as dp
@@ -56,7 +55,7 @@ def test_a_switch_without_rcp_ports_stamps_nothing():
     driver = FakeDriver(list(S1.ports))
     program_switch(driver, S1, TOPO.routes("s1"))
     assert driver.rates == {dp.UNCLASSIFIED_CELL: dp.RATE_NONE}
-    assert driver.syn_grants == {port: SynGrants.none() for port in S1.ports}
+    assert driver.syn_grants == {port: dp.SynGrants.none() for port in S1.ports}
 
 
 def test_first_read_is_a_baseline_then_y_uses_measured_time():
@@ -452,16 +451,16 @@ def test_a_resumed_switch_gets_the_grants_of_its_resumed_r_and_no_left_over_cap(
     from p4rcp.rcp_law import rcp_grant_packets
     _, driver, clock, _ = make_loop(RcpParams(queue_packet_bytes=1000))
     driver.write_rates_kbps({dp.rate_cell(PORT): 5000})
-    driver.write_syn_grants({PORT: SynGrants(7, (4000, 2000, 1000, 900, 800, 700, 600, 500), 300, 9, 4)})
+    driver.write_syn_grants({PORT: dp.SynGrants(7, (4000, 2000, 1000, 900, 800, 700, 600, 500), 300, 9, 4)})
     loop = ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000), clock=clock)
     loop.resync()
     P = rcp_grant_packets(5e6, loop.ports[PORT].d0_s, 8000)
     assert loop.ports[PORT].R_bps == 5e6
-    assert driver.syn_grants[PORT] == SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, P, P // 2)
+    assert driver.syn_grants[PORT] == dp.SynGrants(0, (dp.RATE_NONE,) * dp.SYN_RATES, dp.RATE_NONE, P, P // 2)
     # without the feedforward no cap either, and every size counted whole
     ControlLoop(S1, TOPO.routes("s1"), driver, RcpParams(queue_packet_bytes=1000, feedforward=False),
                 clock=clock).resync()
-    assert driver.syn_grants[PORT] == SynGrants.none()
+    assert driver.syn_grants[PORT] == dp.SynGrants.none()
 
 
 def test_rate_of_stamps_inverts_the_weighted_stamps():

@@ -13,7 +13,6 @@ from finsy.proto import p4d, p4r
 from control_plane import p4runtime as pr
 from control_plane.driver import PortCounters, SwitchUnavailable
 from control_plane.p4info_interface import interface, interface_changes, read_p4info
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.toolchain import BUILD_P4INFO
 from p4rcp.topology import Route
@@ -138,7 +137,7 @@ def test_stamps_and_policing_are_register_cells_of_port_and_class(schema):
 
 
 def test_syn_grants_are_the_ports_base_its_k_th_long_syns_stamps_the_short_stamp_and_p(schema):
-    grants = SynGrants(41, (900, 800, 0, 0, 0, 0, 0, 700), 650, 120, 60)
+    grants = dp.SynGrants(41, (900, 800, 0, 0, 0, 0, 0, 700), 650, 120, 60)
     msgs = [e.encode(schema).register_entry for e in pr.syn_grant_entries({2: grants})]
     values = [(m.register_id, m.index.index, int.from_bytes(m.data.bitstring, "big")) for m in msgs]
     reg = {name: schema.registers[name].id for name in (dp.REG_ARRIVALS_BASE, dp.REG_SYN_RATE, dp.REG_SHORT_RATE,

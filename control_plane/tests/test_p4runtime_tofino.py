@@ -7,7 +7,6 @@ from pathlib import Path
 import finsy as fy
 import pytest
 
-from p4rcp.dataplane import SynGrants
 from control_plane.loop import ControlLoop
 from control_plane.p4runtime import P4RuntimeDriver
 from control_plane.tests.fake_p4runtime import FakeTofino
@@ -61,7 +60,7 @@ def test_stamps_are_written_as_their_complement_to_every_pipe_and_none_is_the_re
         driver = _driver(fake)
         try:
             driver.write_rates_kbps({dp.rate_cell(1, 0): 5000, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
-            driver.write_syn_grants({1: SynGrants.none()})
+            driver.write_syn_grants({1: dp.SynGrants.none()})
             read_back = driver.read_stamps_kbps([dp.rate_cell(1, 0), dp.UNCLASSIFIED_CELL, dp.rate_cell(2, 0)])
         finally:
             driver.close()

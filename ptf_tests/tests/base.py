@@ -20,7 +20,6 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.police import Flow
 from p4rcp.protocol import DATA, FLAG_ENDING, RCP, RCP_UDP_PORT, SYN
@@ -73,7 +72,7 @@ def routed(pkt, out_port, **rcp_fields):
     return Ether(bytes(exp))
 
 
-def flow_counts(pkt, out_port, grants: SynGrants, copies=1):
+def flow_counts(pkt, out_port, grants: dp.SynGrants, copies=1):
     """The feedforward's counts a forwarded packet moves under the port's `grants`: a SYN adds min(size, P) to
     the committed arrivals, and 1 to the long arrivals when its size is above the long threshold; DATA
     flagged ENDING adds min(size, P) to the committed departures."""
@@ -114,7 +113,7 @@ class RcpTest(BaseTest):
         self.switch.write_rates_kbps({**{dp.rate_cell(p, k): dp.RATE_NONE for p in PORTS
                                          for k in range(dp.NUM_WEIGHT_CLASSES)}, dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
         self.switch.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(dp.NUM_WEIGHT_CLASSES)})
-        self.grants = {p: SynGrants.none() for p in PORTS}
+        self.grants = {p: dp.SynGrants.none() for p in PORTS}
         self.switch.write_syn_grants(self.grants)
         self.set_weight_classes({})
         for row in (*dp.REG_POLICE_ROWS, dp.REG_LONG_ARRIVALS, dp.REG_COMMITTED_ARRIVALS,
@@ -138,7 +137,7 @@ class RcpTest(BaseTest):
         self.switch.write_police({dp.rate_cell(port, weight_class): (allowance, limit)})
         self.switch.wait_for_writes()
 
-    def set_syn_grants(self, port, grants: SynGrants):
+    def set_syn_grants(self, port, grants: dp.SynGrants):
         """A port's SYN stamps, P and long threshold (control_plane.driver.SynGrants), applied when this
         returns."""
         self.grants[port] = grants

@@ -8,7 +8,6 @@ RATE_NONE caps nothing.
 """
 
 from base import COMMITTED_ARRIVALS, COMMITTED_DEPARTURES, LONG_ARRIVALS, RcpTest, rcp_packet, routed
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.protocol import ACK, DATA, FIN, FLAG_ENDING, RCP, REF, SYN
 
@@ -29,7 +28,7 @@ class FeedforwardTest(RcpTest):
 
     def grant(self, port=2, stamps=STAMPS, short=SHORT):
         """Grants whose base is the port's long arrivals now: the next long SYN is the interval's first."""
-        self.set_syn_grants(port, SynGrants(self.count(LONG_ARRIVALS, port), tuple(stamps), short, P, LONG))
+        self.set_syn_grants(port, dp.SynGrants(self.count(LONG_ARRIVALS, port), tuple(stamps), short, P, LONG))
 
     def syn_is_stamped(self, rate_kbps, stamp, size=LONG_SIZE, port=2):
         pkt = rcp_packet(out_port=port, type=SYN, rate_kbps=rate_kbps)

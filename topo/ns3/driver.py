@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from control_plane.driver import CounterRead, PortCounters
 from control_plane.xcp_loop import XcpCounters
-from p4rcp.dataplane import SynGrants
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -80,12 +79,12 @@ class Ns3Driver:
         if any(pair != (0, 0) for pair in params.values()):
             raise ValueError("the ns-3 router model has no policing")
 
-    def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
-        """Each port's SynGrants (RATE_NONE, no cap, is the model's SYN_RATE_NONE). A port without RCP has no
+    def write_syn_grants(self, grants: dict[int, dp.SynGrants]) -> None:
+        """Each port's dp.SynGrants (RATE_NONE, no cap, is the model's SYN_RATE_NONE). A port without RCP has no
         RcpQueueDisc and nothing to cap: the loop's first write, to every port, skips it."""
         for port, g in grants.items():
             if not self.network.topology.switch(self.switch).ports[port].is_rcp:
-                if g != SynGrants.none():
+                if g != dp.SynGrants.none():
                     raise ValueError(f"SYN stamps for port {port} of {self.switch}, which has no RCP")
                 continue
             disc = self.network.rcp_disc(self.switch, port)
