@@ -17,8 +17,8 @@ from control_plane.driver import Driver, PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.police import police_allowance, police_limit
-from p4rcp.rcp_law import (rcp_feedforward, rcp_grant_packets, rcp_rate, rcp_syn_rates, rcp_window_syn_rates,
-                            stamp_rate)
+from p4rcp.rcp_law import (persistent_queue, rcp_feedforward, rcp_grant_packets, rcp_rate, rcp_syn_rates,
+                            rcp_window_syn_rates, stamp_rate)
 from p4rcp.topology import Route, Switch, SwitchPort
 
 log = logging.getLogger("control_plane")
@@ -84,6 +84,7 @@ class PortState:
     # over, (time, long SYNs counted, R, y) of each interval, back to the last one at least d0 old.
     grants: dp.SynGrants = field(default_factory=dp.SynGrants.none)
     syn_window: deque = field(default_factory=deque)
+    queue_reads: deque = field(default_factory=deque)   # the queue read at each of the last intervals (bits)
     # False after R was resumed from a running switch: d0 is not in the switch, so the first interval's mean
     # RTT becomes d0 instead of being averaged into d0_init (which would take tens of intervals to forget).
     d0_measured: bool = True
@@ -341,9 +342,13 @@ class ControlLoop:
         elif d_rtt_count > 0 or (p.d0_estimator == "ns2" and ps.last_rtt_s is not None):
             ps.d0_s = p.next_d0(ps.d0_s, ps.last_rtt_s, elapsed, ps.R_bps, ps.C_bps)
         q = c.queue_depth * (d.queue_unit_bytes or p.queue_packet_bytes) * 8
+        ps.queue_reads.append(q)
+        while len(ps.queue_reads) > p.queue_reads:
+            ps.queue_reads.popleft()
+        q_law = persistent_queue(ps.queue_reads)
         w_min = min(self.class_weights)
         R_prev = ps.R_bps
-        ps.R_bps = rcp_rate(R_prev, elapsed, ps.d0_s, ps.C_bps, y, q, alpha=p.alpha, beta=p.beta,
+        ps.R_bps = rcp_rate(R_prev, elapsed, ps.d0_s, ps.C_bps, y, q_law, alpha=p.alpha, beta=p.beta,
                             gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps, w_min=w_min)
         # The flows that arrived and are ending, each weighed by the share of a round trip it lasts: the
         # committed sizes count min(size, P) per flow, P the grant the interval counted them with.
@@ -366,7 +371,7 @@ class ControlLoop:
         self._refresh_cells(ps)
         police = ps.police if p.police else None
         return {"time": self.wall_clock(), "switch": self.switch.name, "port": ps.port,
-                "C_bps": ps.C_bps, "R_bps": ps.R_bps, "y_bps": y, "q_bytes": q / 8,
+                "C_bps": ps.C_bps, "R_bps": ps.R_bps, "y_bps": y, "q_bytes": q / 8, "q_law_bytes": q_law / 8,
                 "d0_s": ps.d0_s, "T_s": T, "period_s": elapsed, "rtt_samples": d_rtt_count,
                 "y_unit": "bytes" if slot_bytes is None else "slots", "slot_bytes": slot_bytes,
                 "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes,

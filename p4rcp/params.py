@@ -32,6 +32,9 @@ class RcpParams:
     d0_estimator: str = "ewma"
     d0_gain: float = 0.1              # ewma: weight of a new interval's mean RTT in d0
     T_max_s: float = 0.010            # T = min(T_max, d0), per port
+    # q of the law is the smallest queue of the last queue_reads reads, one per interval: a queue that lasted
+    # that long (docs/design.md, "Per interval: the law"); 1 is the papers' q, the queue at the read.
+    queue_reads: int = 3
     # The loop's first update comes Normal(T, first_jitter T) after its start, as ns-2 randomises each queue's
     # first timer, so that the switches of a path do not update in step.
     first_jitter: float = 0.2
@@ -63,6 +66,8 @@ class RcpParams:
                      "T_max_s", "queue_packet_bytes"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"RCP parameter {name} must be > 0, got {getattr(self, name)}")
+        if self.queue_reads < 1:
+            raise ValueError(f"RCP parameter queue_reads must be >= 1, got {self.queue_reads}")
         if self.q0_bytes < 0 or self.d0_gain > 1 or self.R_init_fraction > 1 or not 0 <= self.first_jitter < 1:
             raise ValueError("RCP parameters need q0_bytes >= 0, d0_gain <= 1, R_init_fraction <= 1, "
                              "0 <= first_jitter < 1")

@@ -23,6 +23,17 @@ def rcp_rate(R_prev: float, T: float, d0: float, C: float, y: float, q: float, *
     return min(max(R, R_min), target / w_min)
 
 
+def persistent_queue(q_reads) -> float:
+    """q of the law: the smallest of the queue's last reads, one per interval, so a queue that lasted them all.
+
+    A burst of arrivals builds a queue that drains by itself within an interval or two; the papers' q, the
+    queue at the read, answers it as if the flows' rates had to drain it. Below full load the law stops
+    drifting only when its mean q is (alpha / beta)(1 - rho) C d0, a few packets on a small
+    bandwidth-delay product, where such bursts alone then hold R far below the flows' fair share. A
+    standing queue lasts every read and is answered as before, a few intervals later."""
+    return min(q_reads)
+
+
 def stamp_rate(R: float, w: float, C: float, *, gamma: float = 1.0) -> float:
     """The rate stamped into a flow of weight w (0 < w <= 1): w * R, capped at gamma*C, so that a flow of a
     large weight gets at most the link even while R is above gamma*C for the small weights."""

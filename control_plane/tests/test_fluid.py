@@ -137,14 +137,17 @@ def test_a_preset_gives_the_model_its_gains_target_queue_and_router():
 def test_the_command_line_runs_a_preset_and_its_own_options_over_it(capsys):
     main(["--preset", "rcp-papers", "--joins", "0,5"])
     header, result = capsys.readouterr().out.splitlines()
-    assert header == "preset rcp-papers: alpha 0.1, beta 1, router rcp" and result.startswith("joining flows")
+    assert header == "preset rcp-papers: alpha 0.1, beta 1, router rcp, q as read"
+    assert result.startswith("joining flows")
     main(["--alpha", "0.4", "--beta", "0.4", "--router", "rcp-ff", "--flash", "0,4"])
     header, result = capsys.readouterr().out.splitlines()
-    assert header == "preset rcp with --alpha, --beta, --router: alpha 0.4, beta 0.4, router rcp-ff"
+    assert header == ("preset rcp with --alpha, --beta, --router: alpha 0.4, beta 0.4, router rcp-ff, q the least "
+                      "of 3 reads")
     assert result.startswith("peak queue")
     main(["--preset", "rcp-ns2", "--flows", "2", "--rtt-ms", "20"])
     header, result = capsys.readouterr().out.splitlines()
-    assert header.endswith("q0 0 packets, router rcp; the model leaves out d0_estimator = ns2")
+    assert header.endswith("q0 0 packets, router rcp, q as read; the model leaves out "
+                           "d0_estimator = ns2")
     assert result.startswith("N*R/C mean")
 
 

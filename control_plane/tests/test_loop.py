@@ -136,10 +136,35 @@ def test_spare_capacity_raises_R_and_standing_queue_lowers_it():
     loop.step()
     assert loop.ports[PORT].R_bps > R0
     R1 = loop.ports[PORT].R_bps
-    driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=30)
-    clock.t += 0.01
-    loop.step()
+    for _ in range(RcpParams().queue_reads):       # a queue that lasts every read the law looks at
+        driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=30)
+        clock.t += 0.01
+        loop.step()
     assert loop.ports[PORT].R_bps < R1
+
+
+@pytest.mark.parametrize("reads", [1, 2, 3])
+def test_the_law_answers_a_queue_only_once_it_lasted_queue_reads_reads(reads):
+    loop, driver, clock, records = make_loop(RcpParams(queue_packet_bytes=1000, queue_reads=reads))
+    loop.step()
+    for _ in range(reads + 2):                     # the link exactly full: only the queue moves R
+        driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=0)
+        clock.t += 0.01
+        loop.step()
+    R_before = loop.ports[PORT].R_bps
+    answered = []
+    for _ in range(reads):
+        driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=30)
+        clock.t += 0.01
+        [rec] = loop.step()
+        answered.append(rec["q_law_bytes"])
+        assert rec["q_bytes"] == 30 * 1000, "the record keeps the queue as read"
+    assert answered == [0] * (reads - 1) + [30 * 1000]
+    assert loop.ports[PORT].R_bps < R_before
+    driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=0)      # a read without the queue: not standing any more
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert rec["q_law_bytes"] == 0
 
 
 def test_counter_delta_wraps_and_detects_restart():

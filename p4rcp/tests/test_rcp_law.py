@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from p4rcp.rcp_law import (d0_ewma, d0_ns2, rcp_feedforward, rcp_flow_weight, rcp_grant_packets, rcp_rate,
-                           rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
+from p4rcp.rcp_law import (d0_ewma, d0_ns2, persistent_queue, rcp_feedforward, rcp_flow_weight, rcp_grant_packets,
+                           rcp_rate, rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
@@ -187,3 +187,9 @@ def test_weights_are_in_0_1(w):
         stamp_rate(1e6, w, C)
     with pytest.raises(ValueError):
         rcp_rate(1e6, 0.01, 0.05, C, 0, 0, R_min=R_MIN, w_min=w, **PAPER)
+
+
+def test_the_persistent_queue_is_the_least_of_the_reads():
+    assert persistent_queue([0.0, 30.0, 30.0]) == 0.0, "a burst that drained at any read is not standing"
+    assert persistent_queue([20.0, 30.0, 25.0]) == 20.0, "a standing queue counts for what it kept throughout"
+    assert persistent_queue([7.0]) == 7.0, "one read: the papers' q"

@@ -10,8 +10,11 @@ pub const MAX_PROBE_INTERVAL_S: f64 = 0.5;
 /// The most of a flow's rate its REFs may take. Without a bound every slow flow sends a REF per min RTT
 /// whatever its rate: when many flows crowd a link and R falls, their REFs alone can exceed the link
 /// (a hundred flows at 20 ms send 5 000 REFs a second), y rises, R falls further and more flows pile up.
-/// Bounded by the rate, the REFs fall with R, and the law sees them as load it controls.
-pub const REF_RATE_SHARE: f64 = 0.5;
+/// Bounded by the rate, the REFs fall with R; but whatever share they may take is link capacity the
+/// flows' data loses when the link is crowded with slow flows (at half, a third: at load 0.9 the flows
+/// then pile up until R sits at its floor). A sixteenth costs at most 6%, and since a REF is under a
+/// twelfth of a data frame, a flow that sends DATA at its rate sends none between its packets.
+pub const REF_RATE_SHARE: f64 = 1.0 / 16.0;
 
 #[derive(Debug, Default)]
 pub struct RefProbe {
@@ -73,6 +76,6 @@ mod tests {
         let p = RefProbe::new(10.0);
         // a REF takes 30 ms at the flow's rate: at most one per 30 ms / REF_RATE_SHARE, not one per min RTT
         assert!(close(p.due(0.400, 0.020, 0.030), 10.0 + 0.030 / REF_RATE_SHARE));
-        assert!(close(p.due(0.400, 0.020, 0.005), 10.020), "a fast enough flow probes every min RTT");
+        assert!(close(p.due(0.400, 0.020, 0.001), 10.020), "a fast enough flow probes every min RTT");
     }
 }
