@@ -41,12 +41,12 @@ from dataclasses import dataclass, field
 from p4rcp.analysis import time_to_share
 from p4rcp.dataplane import SYN_RATES
 from p4rcp.presets import PRESETS, router_preset
-from p4rcp.rcp_law import (persistent_queue, rcp_feedforward, rcp_grant_packets, rcp_rate, rcp_syn_rates,
-                            rcp_window_syn_rates)
+from p4rcp.rcp_law import (persistent_queue, rcp_feedforward, rcp_grant_packets, rcp_overload_floor, rcp_rate,
+                            rcp_syn_rates, rcp_window_syn_rates)
 
 ROUTERS = ("rcp", "rcp-ff", "rcp-ac")
 # The RcpParams fields the model takes from a preset; a preset that sets any other is run without it, and says so.
-MODELLED = ("alpha", "beta", "q0_bytes", "queue_reads", "feedforward")
+MODELLED = ("alpha", "beta", "q0_bytes", "queue_reads", "overload_floor", "feedforward")
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Run:
 
 def run(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q0_packets: float = 0.0,
         duration_s: float = 20.0, dt_s: float = 0.001, sizes_pkts: list[float] | None = None, router: str = "rcp",
-        ac_gamma: float = 0.5, queue_reads: int = 1) -> Run:
+        ac_gamma: float = 0.5, queue_reads: int = 1, overload_floor: bool = False) -> Run:
     """The loop's updates over `duration_s`, for flows whose SYNs leave at `starts_s` (a start of 0 sends from
     0: those flows are there from the beginning, and R starts at C over their number, their equilibrium).
     Flows are greedy unless `sizes_pkts` gives each one's size: it then stops once that much has left it
@@ -166,10 +166,12 @@ def run(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float, q
             arrived = 0.0
             R_prev = R
             q_reads.append(q)
-            R = rcp_rate(R, T, link.rtt_s + q / C, C, y, persistent_queue(q_reads), alpha=alpha, beta=beta, q0=q0,
-                         R_min=C / 1000)
+            q_law, d0 = persistent_queue(q_reads), link.rtt_s + q / C
+            R = rcp_rate(R, T, d0, C, y, q_law, alpha=alpha, beta=beta, q0=q0, R_min=C / 1000)
+            if overload_floor:
+                R_heard = rates[bisect.bisect_right(times, t - d0) - 1]
+                R = max(R, min(rcp_overload_floor(R_heard, C, y, q_law, d0), R_prev))
             if router == "rcp-ff":
-                d0 = link.rtt_s + q / C
                 R = rcp_feedforward(R, R_prev, C, committed_a / P, committed_d / P, R_min=C / 1000)
                 window.append((t, long_syns, R, y))
                 while len(window) > 1 and window[1][0] <= t - d0:
@@ -225,11 +227,13 @@ class Steady:
 
 
 def simulate(*, alpha: float, beta: float, q0_packets: float = 0.0, flows: int = 4, C_pps: float = 1391,
-             rtt_s: float = 0.040, duration_s: float = 20.0, router: str = "rcp", queue_reads: int = 1) -> Steady:
+             rtt_s: float = 0.040, duration_s: float = 20.0, router: str = "rcp", queue_reads: int = 1,
+             overload_floor: bool = False) -> Steady:
     """`flows` greedy flows from the start: how close the second half stays to R = C / flows."""
     link = Bottleneck(C_pps=C_pps, rtt_s=rtt_s)
     late = [i for i in trace(link, [0.0] * flows, alpha=alpha, beta=beta, q0_packets=q0_packets,
-                             duration_s=duration_s, router=router, queue_reads=queue_reads) if i.t > duration_s / 2]
+                             duration_s=duration_s, router=router, queue_reads=queue_reads,
+                             overload_floor=overload_floor) if i.t > duration_s / 2]
     shares = [flows * i.R / link.C_bps for i in late]
     queues = [i.q / (link.packet_bytes * 8) for i in late]
     return Steady(statistics.fmean(shares), min(shares), max(shares),
@@ -237,14 +241,16 @@ def simulate(*, alpha: float, beta: float, q0_packets: float = 0.0, flows: int =
 
 
 def join_rtts(link: Bottleneck, starts_s: list[float], *, alpha: float, beta: float,
-              duration_s: float | None = None, router: str = "rcp", queue_reads: int = 1) -> list[float | None]:
+              duration_s: float | None = None, router: str = "rcp", queue_reads: int = 1,
+              overload_floor: bool = False) -> list[float | None]:
     """Per flow after the first, in RTTs from its SYN: until the rate it sends at, averaged over 0.1 s, stays
     within 20% of C over the flows then sending for 0.5 s (the report's "joining flow to its fair share",
     topo/report/metrics.py, measured at the link instead of from the sender's acknowledgements, which come one
     RTT later). None: not before the next flow joined."""
     starts = sorted(starts_s)
     end = duration_s if duration_s is not None else starts[-1] + 5.0
-    intervals = trace(link, starts, alpha=alpha, beta=beta, duration_s=end, router=router, queue_reads=queue_reads)
+    intervals = trace(link, starts, alpha=alpha, beta=beta, duration_s=end, router=router, queue_reads=queue_reads,
+                      overload_floor=overload_floor)
     times = []
     for k, start in enumerate(starts[1:], start=2):
         until = starts[k] if k < len(starts) else end
@@ -273,13 +279,14 @@ class ShortFlows:
 
 def short_flows(link: Bottleneck, *, load: float, size_pkts: float, alpha: float, beta: float,
                 duration_s: float = 40.0, seed: int = 1, router: str = "rcp", ac_gamma: float = 0.5,
-                queue_reads: int = 1) -> ShortFlows:
+                queue_reads: int = 1, overload_floor: bool = False) -> ShortFlows:
     """The short-flows experiment in the model: flows of `size_pkts` arrive as a Poisson process offering `load`
     of the link. Each RCP flow starts at the R of its SYN, up to C on an idle link, so a few arrivals within an
     RTT can offer several times C before the law answers."""
     starts = poisson_starts(link, load, size_pkts, duration_s, seed)
     result = run(link, starts, alpha=alpha, beta=beta, duration_s=duration_s + 5.0,
-                 sizes_pkts=[size_pkts] * len(starts), router=router, ac_gamma=ac_gamma, queue_reads=queue_reads)
+                 sizes_pkts=[size_pkts] * len(starts), router=router, ac_gamma=ac_gamma, queue_reads=queue_reads,
+                 overload_floor=overload_floor)
     dropped = sum(i.dropped for i in result.intervals) / (link.packet_bytes * 8) / (size_pkts * len(starts))
     ps = 1.5 * link.rtt_s + size_pkts / (link.C_pps * (1 - load))
     return ShortFlows(dropped, statistics.fmean(result.fcts_s) / ps)
@@ -301,12 +308,12 @@ class Flash:
 
 
 def flash_crowd(link: Bottleneck, *, running: int, joining: int, alpha: float, beta: float, router: str = "rcp",
-                ac_gamma: float = 0.5, at_s: float = 5.0, queue_reads: int = 1) -> Flash:
+                ac_gamma: float = 0.5, at_s: float = 5.0, queue_reads: int = 1, overload_floor: bool = False) -> Flash:
     """The talk's sudden load: the offered load doubles within one RTT (`joining` = `running` new flows, their
     SYNs spread over a quarter of an RTT)."""
     starts = [0.0] * running + [at_s + link.rtt_s / 4 * i / max(1, joining) for i in range(joining)]
     after = [i for i in trace(link, starts, alpha=alpha, beta=beta, duration_s=at_s + 5.0, router=router,
-                              ac_gamma=ac_gamma, queue_reads=queue_reads) if i.t > at_s]
+                              ac_gamma=ac_gamma, queue_reads=queue_reads, overload_floor=overload_floor) if i.t > at_s]
     bits = link.packet_bytes * 8
     return Flash(max(i.q for i in after) / bits, sum(i.dropped for i in after) / bits)
 
@@ -320,6 +327,7 @@ class Gains:
     q0_packets: float
     router: str
     queue_reads: int = 1
+    overload_floor: bool = False
     left_out: tuple[str, ...] = ()
 
 
@@ -328,7 +336,7 @@ def preset_gains(name: str, link: Bottleneck) -> Gains:
     p = router_preset(name)
     params = p.params()
     return Gains(params.alpha, params.beta, params.q0_bytes / link.packet_bytes,
-                 "rcp-ff" if params.feedforward else "rcp", params.queue_reads,
+                 "rcp-ff" if params.feedforward else "rcp", params.queue_reads, params.overload_floor,
                  tuple(f"{k} = {v}" for k, v in p.rcp.items() if k not in MODELLED))
 
 
@@ -368,8 +376,10 @@ def main(argv=None) -> None:
     print(f"preset {args.preset}{' with ' + ', '.join(given) if given else ''}: alpha {alpha:g}, beta {beta:g}"
           + (f", q0 {q0_packets:g} packets" if steady else "") + f", router {router}, "
           + ("q as read" if preset.queue_reads == 1 else f"q the least of {preset.queue_reads} reads")
+          + (", the overload floor" if preset.overload_floor else "")
           + (f"; the model leaves out {', '.join(preset.left_out)}" if preset.left_out else ""))
-    gains = {"alpha": alpha, "beta": beta, "router": router, "queue_reads": preset.queue_reads}
+    gains = {"alpha": alpha, "beta": beta, "router": router, "queue_reads": preset.queue_reads,
+             "overload_floor": preset.overload_floor}
     if args.load:
         s = short_flows(link, load=args.load, size_pkts=args.flow_packets, seed=args.seed, ac_gamma=args.ac_gamma,
                         **gains)

@@ -17,8 +17,8 @@ from control_plane.driver import Driver, PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.police import police_allowance, police_limit
-from p4rcp.rcp_law import (persistent_queue, rcp_feedforward, rcp_grant_packets, rcp_rate, rcp_syn_rates,
-                            rcp_window_syn_rates, stamp_rate)
+from p4rcp.rcp_law import (persistent_queue, rcp_feedforward, rcp_grant_packets, rcp_overload_floor, rcp_rate,
+                            rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
 from p4rcp.topology import Route, Switch, SwitchPort
 
 log = logging.getLogger("control_plane")
@@ -85,6 +85,7 @@ class PortState:
     grants: dp.SynGrants = field(default_factory=dp.SynGrants.none)
     syn_window: deque = field(default_factory=deque)
     queue_reads: deque = field(default_factory=deque)   # the queue read at each of the last intervals (bits)
+    R_sent: deque = field(default_factory=deque)        # (time, R) of the last round trip: the R flows now send at
     # False after R was resumed from a running switch: d0 is not in the switch, so the first interval's mean
     # RTT becomes d0 instead of being averaged into d0_init (which would take tens of intervals to forget).
     d0_measured: bool = True
@@ -350,6 +351,12 @@ class ControlLoop:
         R_prev = ps.R_bps
         ps.R_bps = rcp_rate(R_prev, elapsed, ps.d0_s, ps.C_bps, y, q_law, alpha=p.alpha, beta=p.beta,
                             gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps, w_min=w_min)
+        ps.R_sent.append((now, R_prev))
+        while len(ps.R_sent) > 1 and ps.R_sent[1][0] <= now - ps.d0_s:
+            ps.R_sent.popleft()
+        if p.overload_floor:       # never above R_prev: it bounds a fall, it raises nothing
+            floor = rcp_overload_floor(ps.R_sent[0][1], ps.C_bps, y, q_law, ps.d0_s, gamma=p.gamma)
+            ps.R_bps = max(ps.R_bps, min(floor, R_prev))
         # The flows that arrived and are ending, each weighed by the share of a round trip it lasts: the
         # committed sizes count min(size, P) per flow, P the grant the interval counted them with.
         P = ps.grants.grant_packets

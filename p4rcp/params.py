@@ -35,6 +35,9 @@ class RcpParams:
     # q of the law is the smallest queue of the last queue_reads reads, one per interval: a queue that lasted
     # that long (docs/design.md, "Per interval: the law"); 1 is the papers' q, the queue at the read.
     queue_reads: int = 3
+    # After an interval in which more than gamma C arrived, R falls no lower than the rate at which the flows
+    # that sent it would fill the link and drain the queue (docs/design.md, "Per interval: the law").
+    overload_floor: bool = True
     # The loop's first update comes Normal(T, first_jitter T) after its start, as ns-2 randomises each queue's
     # first timer, so that the switches of a path do not update in step.
     first_jitter: float = 0.2
@@ -73,8 +76,9 @@ class RcpParams:
                              "0 <= first_jitter < 1")
         if self.d0_estimator not in D0_ESTIMATORS:
             raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
-        if not isinstance(self.feedforward, bool):
-            raise ValueError(f"RCP parameter feedforward must be true or false, got {self.feedforward!r}")
+        for name in ("feedforward", "overload_floor"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"RCP parameter {name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.police, bool) or self.police_margin < 0 or self.police_slack_s < 0 \
                 or self.police_burst_packets < 0:
             raise ValueError("RCP parameters need police true or false, police_margin, police_slack_s and "

@@ -34,6 +34,20 @@ def persistent_queue(q_reads) -> float:
     return min(q_reads)
 
 
+def rcp_overload_floor(R_heard: float, C: float, y: float, q: float, d0: float, *, gamma: float = 1.0) -> float:
+    """The least R may fall to after an interval in which more than gamma*C arrived.
+
+    The flows that sent y heard R_heard (R one round trip ago), so about N = y / R_heard of them share the
+    link; R_heard (gamma*C - q/d0) / y is the rate at which they would fill it and drain the queue within
+    d0. The law answers the same stale y in every interval of the round trip the senders take to hear it,
+    which a load many times C (a link whose capacity just fell, a crowd of flows at an old R) turns into a
+    fall to R's floor, from which it climbs back a few percent per interval. 0 when the queue alone needs
+    more than d0 at C to drain, or when y is not above gamma*C."""
+    if y <= gamma * C or R_heard <= 0:
+        return 0.0
+    return max(R_heard * (gamma * C - q / d0) / y, 0.0)
+
+
 def stamp_rate(R: float, w: float, C: float, *, gamma: float = 1.0) -> float:
     """The rate stamped into a flow of weight w (0 < w <= 1): w * R, capped at gamma*C, so that a flow of a
     large weight gets at most the link even while R is above gamma*C for the small weights."""

@@ -142,7 +142,7 @@ def test_the_command_line_runs_a_preset_and_its_own_options_over_it(capsys):
     main(["--alpha", "0.4", "--beta", "0.4", "--router", "rcp-ff", "--flash", "0,4"])
     header, result = capsys.readouterr().out.splitlines()
     assert header == ("preset rcp with --alpha, --beta, --router: alpha 0.4, beta 0.4, router rcp-ff, q the least "
-                      "of 3 reads")
+                      "of 3 reads, the overload floor")
     assert result.startswith("peak queue")
     main(["--preset", "rcp-ns2", "--flows", "2", "--rtt-ms", "20"])
     header, result = capsys.readouterr().out.splitlines()

@@ -500,3 +500,31 @@ def test_rate_of_stamps_inverts_the_weighted_stamps():
     assert rate_of_stamps([5000, dp.RATE_NONE], (1.0, 0.5), C, gamma=1.0, R_min_bps=10e3) is None
     # a stamp above the port's clamp (the capacity changed since): clamped
     assert rate_of_stamps([10 * round(C / 1000)], (1.0,), C, gamma=1.0, R_min_bps=10e3) == C
+
+
+@pytest.mark.parametrize("floor", [True, False])
+def test_a_capacity_drop_brings_R_down_to_the_new_link_not_to_its_floor(floor):
+    """One flow at C; the link falls to C/10. For a round trip the flow still sends at C: the law alone answers
+    that tenfold load every interval and takes R to R_min; the overload floor holds it at the rate at which the
+    flow that sent it fits the new link and drains the queue."""
+    params = RcpParams(queue_packet_bytes=1000, R_init_fraction=1.0, d0_init_s=0.04, overload_floor=floor,
+                       feedforward=False)
+    loop, driver, clock, _ = make_loop(params)
+    loop.step()
+    for _ in range(5):                             # the flow fills the link at R = C
+        driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=0)
+        clock.t += 0.01
+        loop.step()
+    assert loop.ports[PORT].R_bps == C
+    loop.set_capacity(PORT, C / 10)
+    queue = 3                                      # packets: 3 kB, 20 ms of the new link
+    for _ in range(4):                             # the round trip before the flow hears the new R
+        driver.add(PORT, nbytes=int(C / 8 * 0.01), qdepth=queue)
+        clock.t += 0.01
+        loop.step()
+    R = loop.ports[PORT].R_bps
+    if floor:
+        d0 = loop.ports[PORT].d0_s
+        assert R == pytest.approx(C * (C / 10 - queue * 1000 * 8 / d0) / C, rel=1e-6)
+    else:
+        assert R == params.R_min_bps

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from p4rcp.rcp_law import (d0_ewma, d0_ns2, persistent_queue, rcp_feedforward, rcp_flow_weight, rcp_grant_packets,
-                           rcp_rate, rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
+                           rcp_overload_floor, rcp_rate, rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
 
 C = 10e6          # 10 Mb/s
 R_MIN = 10e3
@@ -193,3 +193,12 @@ def test_the_persistent_queue_is_the_least_of_the_reads():
     assert persistent_queue([0.0, 30.0, 30.0]) == 0.0, "a burst that drained at any read is not standing"
     assert persistent_queue([20.0, 30.0, 25.0]) == 20.0, "a standing queue counts for what it kept throughout"
     assert persistent_queue([7.0]) == 7.0, "one read: the papers' q"
+
+
+def test_the_overload_floor_is_the_rate_at_which_the_senders_fit_and_drain_the_queue():
+    # 10 flows heard 10 Mb/s and sent 100 Mb/s into a link of 10: they fit at 1 Mb/s, less what drains the queue
+    assert rcp_overload_floor(10e6, 10e6, 100e6, 0.0, 0.1) == pytest.approx(1e6)
+    assert rcp_overload_floor(10e6, 10e6, 100e6, 0.5e6 * 0.1, 0.1) == pytest.approx(0.95e6)
+    assert rcp_overload_floor(10e6, 10e6, 100e6, 2e6, 0.1) == 0.0, "a queue longer than d0 at C: no floor"
+    assert rcp_overload_floor(10e6, 10e6, 9e6, 0.0, 0.1) == 0.0, "no overload: the law alone"
+    assert rcp_overload_floor(10e6, 10e6, 11e6, 0.0, 0.1, gamma=1.2) == 0.0, "under gamma C is no overload"
