@@ -37,7 +37,7 @@ control Xcp(inout headers_t hdr, in standard_metadata_t std_meta) {
         if (hdr.xcp.isValid() && hdr.rcp.rtt_us - 1 < (1 << RCP_RTT_BITS) - 1 && hdr.xcp.x_ns != 0) {
             bit<64> rtt = (bit<64>) hdr.rcp.rtt_us;
             bit<64> x = (bit<64>) hdr.xcp.x_ns;
-            bit<64> s = (bit<64>) (hdr.ipv4.total_len + ETHERNET_HEADER_BYTES);
+            bit<64> s = (bit<64>) hdr.ipv4.total_len + (bit<64>) ETHERNET_HEADER_BYTES;    // the frame
             bit<64> rtt_x = rtt * x;
             bit<64> sum;
             xcp_sum_x.read(sum, p);
