@@ -171,8 +171,6 @@ def run_xcp(args: argparse.Namespace, switch, topology, thrift: Bmv2ThriftDriver
                 return 1
             time.sleep(0.2)
     out = open(args.log, "a", buffering=1) if args.log else sys.stdout
-    print(f"control_plane: {switch.name} runs XCP on ports {sorted(p.number for p in switch.rcp_ports)}",
-          file=sys.stderr)
     stop = threading.Event()
     try:
         loop = XcpLoop(switch, topology.routes(switch.name), driver, clock=time.monotonic, wall_clock=time.time,
@@ -180,6 +178,8 @@ def run_xcp(args: argparse.Namespace, switch, topology, thrift: Bmv2ThriftDriver
     except SwitchUnavailable as e:
         print(f"control_plane: switch {switch.name}: {e}", file=sys.stderr)
         return 1
+    # the word a runner waits for, as RCP's loop logs it (topo/mininet/network.py)
+    print(f"control_plane: {switch.name}: synchronised, XCP on ports {sorted(loop.ports)}", file=sys.stderr)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     if args.duration:

@@ -338,12 +338,15 @@ class Bmv2ThriftDriver:
 
         return self._call("read XCP cells", exchange, pipelined=True)
 
-    def write_xcp_cells(self, cells: dict[int, tuple[int, int]]) -> None:
-        """Each port's (xi_p, xi_n) cells (p4rcp.dataplane.xcp_xi_p_cell, xcp_xi_n_cell), the same way as the
-        stamps."""
-        self._write_registers("write XCP coefficients", [
-            (name, port, value) for port, pair in cells.items()
-            for name, value in zip((dp.REG_XCP_XI_P, dp.REG_XCP_XI_N), pair)])
+    def write_xcp_cells(self, cells: dict[int, tuple[int, int] | None]) -> None:
+        """Each port's (xi_p, xi_n) cells (p4rcp.dataplane.xcp_xi_p_cell, xcp_xi_n_cell) with XCP turned on there,
+        or None: XCP off there (its packets pass untouched); the same way as the stamps."""
+        writes = []
+        for port, pair in cells.items():
+            xi_p, xi_n = pair or (0, 0)
+            writes += [(dp.REG_XCP_XI_P, port, xi_p), (dp.REG_XCP_XI_N, port, xi_n),
+                       (dp.REG_XCP_ON, port, int(pair is not None))]
+        self._write_registers("write XCP coefficients", writes)
 
     def _write_registers(self, what: str, cells: list[tuple[str, int, int]]) -> None:
         std = self._std

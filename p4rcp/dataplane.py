@@ -187,6 +187,9 @@ XCP_MIN_QUEUE_NONE = (1 << XCP_QUEUE_BITS) - 1
 # xi_p rtt_us x_ns - xi_n rtt_us s. A cell holds at most XCP_XI_MAX (bmv2's Thrift values are signed 64-bit).
 REG_XCP_XI_P = "xcp_xi_p"
 REG_XCP_XI_N = "xcp_xi_n"
+# 1 on the ports XCP's loop controls, written with the coefficients; 0 (a switch no loop has written, RCP's ports,
+# the hosts' ports): XCP packets pass untouched, as through a port without an XCP router.
+REG_XCP_ON = "xcp_on"
 XCP_XI_BITS = 64
 XCP_XI_SHIFT = 64                         # XCP_XI_SHIFT in p4src/shared/defines.p4
 XCP_XI_MAX = (1 << 63) - 1

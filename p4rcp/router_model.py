@@ -87,8 +87,8 @@ def udp_checksum_after_stamp(checksum: int, old: int, new: int) -> int:
 @dataclass
 class RouterModel:
     """One router: its routes, the control plane's cells (stamps by (port, class) cell, the weight classes,
-    each port's SynGrants, each port's XCP coefficient cells (xi_p, xi_n)) as the control plane wrote them, and
-    the counts packets made.
+    each port's SynGrants, the XCP coefficient cells (xi_p, xi_n) of the ports where XCP is on) as the control
+    plane wrote them, and the counts packets made.
     Stamps are kb/s, RATE_NONE (or absent) for none; the model holds what the cells mean, not their
     encoding."""
     routes: list[Route]
@@ -215,16 +215,19 @@ class RouterModel:
 
     def _xcp(self, out: bytearray, l4: int, rcp: int, xcp: int, port: int, total_len: int, counts: PortCounts) -> str:
         """A forward XCP packet leaving `port`, after RCP's work: the sums and H_feedback lowered to the router's
-        feedback (p4rcp.dataplane.xcp_router_feedback), when it carries an RTT and x."""
+        feedback (p4rcp.dataplane.xcp_router_feedback), when it carries an RTT and x and XCP is on there (the
+        port has coefficients in self.xcp)."""
         rtt = struct.unpack_from("!I", out, rcp + 8)[0]
         x, feedback = struct.unpack_from("!Ii", out, xcp + 4)
         if not (0 < rtt <= RCP_MAX_RTT_US and x > 0):
             return ", XCP without an RTT or x"
+        if port not in self.xcp:
+            return ", XCP off on its port"
         s = total_len + 14
         counts.xcp_sum_x = (counts.xcp_sum_x + x) & MASK64
         counts.xcp_sum_rtt_x = (counts.xcp_sum_rtt_x + rtt * x) & MASK64
         counts.xcp_sum_s = (counts.xcp_sum_s + s) & MASK64
-        ours = dp.xcp_router_feedback(*self.xcp.get(port, (0, 0)), rtt, x, s)
+        ours = dp.xcp_router_feedback(*self.xcp[port], rtt, x, s)
         if ours >= feedback:
             return ", XCP counted, feedback kept"
         lowered = max(ours, dp.XCP_FEEDBACK_MIN)

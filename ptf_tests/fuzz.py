@@ -55,9 +55,8 @@ STAMPS = {dp.rate_cell(0): 3000, dp.rate_cell(2, 0): 5000, dp.rate_cell(2, 1): 1
           dp.rate_cell(3, 1): 1750}                           # port 1: none (RCP off there)
 SYN_GRANTS = {2: dp.SynGrants(0, (4000, 3000, 2000, 1000, 900, 800, 700, 600), 450, 100, 50),
               3: dp.SynGrants(0, (6500, 3200, 1600, 800, 400, 200, 100, 50), 300, 80, 40)}
-# XCP's coefficient cells of the fuzzed ports (port 2's stay 0): positive and negative feedback within an i32
-XCP_CELLS = {0: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0)), 1: (dp.xcp_xi_p_cell(1e5), dp.xcp_xi_n_cell(4e3)),
-             3: (dp.xcp_xi_p_cell(4e10), 0)}
+# XCP on ports 0 and 3 with these coefficient cells (positive and negative feedback), off on ports 1 and 2
+XCP_CELLS = {0: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(4e3)), 3: (dp.xcp_xi_p_cell(4e10), 0)}
 MAX_FRAME = 1514
 WINDOW = 256                      # frames sent and not yet counted by the switch's ingress
 QUEUE_DEPTH = 100_000             # every port's egress queue: nothing is lost waiting for egress
@@ -298,7 +297,8 @@ def switch_counts(driver: Bmv2ThriftDriver) -> dict[int, PortCounts]:
 
 XCP_SUM_FIELDS = ("xcp_sum_x", "xcp_sum_rtt_x", "xcp_sum_s")      # PortCounts' fields of dp.XCP_SUMS
 CONTROL_CELLS = (dp.REG_RATE, dp.REG_SYN_RATE, dp.REG_ARRIVALS_BASE, dp.REG_SHORT_RATE, dp.REG_GRANT_PACKETS,
-                 dp.REG_LONG_PACKETS, dp.REG_POLICE, *dp.REG_POLICE_ROWS, dp.REG_XCP_XI_P, dp.REG_XCP_XI_N)
+                 dp.REG_LONG_PACKETS, dp.REG_POLICE, *dp.REG_POLICE_ROWS, dp.REG_XCP_XI_P, dp.REG_XCP_XI_N,
+                 dp.REG_XCP_ON)
 
 
 def program(driver: Bmv2ThriftDriver, stamps: dict[int, int]) -> None:
@@ -311,7 +311,7 @@ def program(driver: Bmv2ThriftDriver, stamps: dict[int, int]) -> None:
     driver.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(2)})
     driver.write_syn_grants(SYN_GRANTS)
     driver.install_weight_classes(list(PORTS), {GOLD_DSCP: 1})
-    driver.write_xcp_cells({p: XCP_CELLS.get(p, (0, 0)) for p in PORTS})
+    driver.write_xcp_cells({p: XCP_CELLS.get(p) for p in PORTS})
     driver.wait_for_writes()
 
 

@@ -132,15 +132,19 @@ def requests(wire_bytes: bytes) -> list[tuple[str, object]]:
     return out
 
 
-def test_xcp_coefficients_leave_as_fixed_point_cells_in_one_write():
+def test_xcp_coefficients_leave_as_fixed_point_cells_in_one_write_and_turn_xcp_on_or_off():
     from p4rcp import dataplane as dp
     driver, switch = connected_driver()
-    driver.write_xcp_cells({2: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0)), 3: (0, 7)})
+    driver.write_xcp_cells({2: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0)), 3: (0, 7), 4: None})
     [batch] = switch.writes
     sent = [(m, a.register_array_name, a.index, a.value) for m, a in requests(batch)]
     assert sent == [("bm_register_write", dp.REG_XCP_XI_P, 2, dp.xcp_xi_p_cell(3e8)),
                     ("bm_register_write", dp.REG_XCP_XI_N, 2, dp.xcp_xi_n_cell(20.0)),
-                    ("bm_register_write", dp.REG_XCP_XI_P, 3, 0), ("bm_register_write", dp.REG_XCP_XI_N, 3, 7)]
+                    ("bm_register_write", dp.REG_XCP_ON, 2, 1),
+                    ("bm_register_write", dp.REG_XCP_XI_P, 3, 0), ("bm_register_write", dp.REG_XCP_XI_N, 3, 7),
+                    ("bm_register_write", dp.REG_XCP_ON, 3, 1),
+                    ("bm_register_write", dp.REG_XCP_XI_P, 4, 0), ("bm_register_write", dp.REG_XCP_XI_N, 4, 0),
+                    ("bm_register_write", dp.REG_XCP_ON, 4, 0)]
     for _ in sent:
         switch.queue("bm_register_write", bm_register_write_result())
     driver.wait_for_writes()

@@ -184,3 +184,10 @@ def test_a_flagged_frame_cut_inside_the_xcp_header_is_dropped_and_one_without_ro
                   / UDP(sport=40000, dport=6577) / RCP(type=DATA, flags=0x80, rtt_us=20_000) / Raw(b"\x7f" * 11))
     m = model(xcp={2: (dp.xcp_xi_p_cell(1.0), 0)})
     assert m.process(short).frame == routed(short, 2) and m.port(2).xcp_sum_x == 0
+
+
+def test_a_port_without_xcp_leaves_xcp_packets_untouched_and_uncounted():
+    m = model(xcp={3: (0, dp.xcp_xi_n_cell(500.0))})
+    frame = xcp_frame()
+    assert m.process(frame).frame == routed(frame, 2)
+    assert m.port(2).xcp_sum_x == 0

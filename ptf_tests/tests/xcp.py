@@ -44,17 +44,19 @@ class XcpTest(RcpTest):
         self.set_xi({2: (XI_P, XI_N)})
 
     def tearDown(self):
-        self.set_xi({p: (0.0, 0.0) for p in PORTS})
+        self.switch.write_xcp_cells({p: None for p in PORTS})
         self.switch.reset_register(dp.REG_XCP_MIN_QUEUE)
         RcpTest.tearDown(self)
 
     def set_xi(self, coefficients):
-        """{port: (xi_p, xi_n)} into the coefficient registers, applied when this returns."""
-        self.cells = getattr(self, "cells", {})
-        for port, (xi_p, xi_n) in coefficients.items():
-            self.cells[port] = (dp.xcp_xi_p_cell(xi_p), dp.xcp_xi_n_cell(xi_n))
-            self.switch.write_register(dp.REG_XCP_XI_P, port, self.cells[port][0])
-            self.switch.write_register(dp.REG_XCP_XI_N, port, self.cells[port][1])
+        """{port: (xi_p, xi_n)} into the coefficient registers, XCP on there, applied when this returns."""
+        self.write_cells({port: (dp.xcp_xi_p_cell(xi_p), dp.xcp_xi_n_cell(xi_n))
+                          for port, (xi_p, xi_n) in coefficients.items()})
+
+    def write_cells(self, cells):
+        self.cells = {**getattr(self, "cells", {}), **cells}
+        self.switch.write_xcp_cells(cells)
+        self.switch.wait_for_writes()
 
     def sums(self):
         """{(register, port): value} of the XCP sums, as unsigned 64-bit numbers."""
@@ -133,16 +135,11 @@ class FeedbackFloorTest(XcpTest):
 class WideProductsTest(XcpTest):
     """At the header's limits (rtt 2^23 - 1 us, x 2^32 - 1 ns) the products need 119 bits: coefficients whose two
     terms differ by rtt x (a 2^-9 byte) give exactly -1 and 0, the floor of the exact difference."""
-    def write_cells(self, xi_p_cell, xi_n_cell):
-        self.cells[2] = (xi_p_cell, xi_n_cell)
-        self.switch.write_register(dp.REG_XCP_XI_P, 2, xi_p_cell)
-        self.switch.write_register(dp.REG_XCP_XI_N, 2, xi_n_cell)
-
     def runTest(self):
         pkt = xcp_packet(rtt_us=(1 << 23) - 1, x_ns=0xFFFFFFFF, feedback=100)
         s = len(pkt)
         for delta, fb in ((-1, -1), (1, 0)):
-            self.write_cells((s << 30) + delta, 0xFFFFFFFF << 30)
+            self.write_cells({2: ((s << 30) + delta, 0xFFFFFFFF << 30)})
             self.assertEqual(self.router_feedback(pkt), fb)
             self.pass_xcp(pkt, feedback=fb)
 
@@ -178,6 +175,16 @@ class NotCountedTest(XcpTest):
         before = self.sums()
         self.forward_and_check(short, 2, routed(short, 2), rtt_us=RTT_US)
         self.assertEqual(self.sums(), before)
+
+
+class PortWithoutXcpTest(XcpTest):
+    """A port XCP's loop does not control (xcp_on 0: RCP's, the hosts', a switch no loop has written) leaves XCP
+    packets as they came, whatever its coefficient cells hold, and counts nothing."""
+    def runTest(self):
+        self.switch.write_register(dp.REG_XCP_XI_N, 3, dp.xcp_xi_n_cell(500.0))
+        self.pass_xcp(xcp_packet(out_port=3, feedback=1_000_000), out_port=3, counted=False)
+        self.write_cells({2: None})
+        self.pass_xcp(xcp_packet(feedback=1_000_000), counted=False)
 
 
 class OwnPortTest(XcpTest):
