@@ -159,15 +159,16 @@ def test_the_feedback_follows_the_load(network):
     assert not thread.is_alive()
 
 
-def test_the_entry_point_runs_xcp_on_a_topologys_switch(network, tmp_path):
-    """python -m control_plane --router xcp: the switch programmed from the topology, one record per XCP port and
-    interval, the coefficients' cells written."""
+def test_the_entry_point_runs_xcp_on_a_topologys_switch(network, tmp_path, capsys):
+    """python -m control_plane --router xcp: the switch programmed from the topology (and "synchronised" said, which
+    a runner waits for), one record per XCP port and interval, the coefficients' cells written."""
     _, _, thrift_port = network
     topology = ROOT / "topo" / "topologies" / "dumbbell.toml"
     s1 = load_topology(topology).switch("s1")
     log = tmp_path / "control.jsonl"
     assert main(["--topology", str(topology), "--switch", "s1", "--thrift-port", str(thrift_port),
                  "--router", "xcp", "--duration", "0.5", "--log", str(log)]) == 0
+    assert "s1: synchronised, XCP on ports" in capsys.readouterr().err
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert {r["port"] for r in records} == {p.number for p in s1.rcp_ports}
     assert all(r["switch"] == "s1" and r["xi_p"] == 0 == r["xi_n"] for r in records)   # no traffic, no feedback
