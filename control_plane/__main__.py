@@ -2,8 +2,9 @@
 
 Programs the switch from the topology, then runs the RCP loop until SIGINT or
 SIGTERM, with a preset's parameters (p4rcp/presets.py; default rcp, RcpParams'
-defaults) and any field of RcpParams set on top of it by --param. One JSON
-object per port and interval goes to --log (or stdout).
+defaults) and any field of RcpParams set on top of it by --param; with
+--router xcp, XCP's loop (control_plane/xcp_loop.py) over bmv2's Thrift
+runtime instead. One JSON object per port and interval goes to --log (or stdout).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
 from control_plane.loop import ControlLoop, program_switch
 from control_plane.p4runtime import P4RuntimeDriver, P4RuntimeUnsupported
+from control_plane.xcp_loop import XcpCellsDriver, XcpLoop
 from p4rcp.params import RcpParams
 from p4rcp.presets import PRESETS, Preset, describe_routers, parse_param, router_preset
 from p4rcp.toolchain import BUILD_P4INFO
@@ -45,6 +47,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "queue's unit (Tofino's cells); a Thrift side driver means v1model")
     rt.add_argument("--registers-over", choices=("p4runtime", "thrift"), default="p4runtime",
                     help="thrift for simple_switch_grpc, whose P4Runtime server has no register access")
+    ap.add_argument("--router", choices=("rcp", "xcp"), default="rcp",
+                    help="the routers' protocol: rcp (default) or xcp (docs/xcp.md; bmv2's Thrift runtime only)")
     ap.add_argument("--log", help="JSON-lines interval log (default: stdout)")
     ap.add_argument("--duration", type=float, help="stop after this many seconds")
     ap.add_argument("--connect-timeout", type=float, default=10.0,
@@ -110,6 +114,14 @@ def main(argv=None) -> int:
             driver.close()
             print(f"control_plane: {switch.name} has no RCP port; routes and queues installed, nothing to run")
             return 0
+        if args.router == "xcp" and args.p4runtime:
+            raise ValueError("--router xcp runs over bmv2's Thrift runtime, not P4Runtime")
+    except (TopologyError, ValueError, OSError, SwitchUnavailable, P4RuntimeUnsupported) as e:
+        print(f"control_plane: {e}", file=sys.stderr)
+        return 2
+    if args.router == "xcp":
+        return run_xcp(args, switch, topology, driver)
+    try:
         print(f"control_plane: {switch.name} runs preset {preset.name}"
               f"{' with ' + ' '.join(args.param) if args.param else ''}: {describe_routers(params)}", file=sys.stderr)
         out = open(args.log, "a", buffering=1) if args.log else sys.stdout
@@ -134,6 +146,40 @@ def main(argv=None) -> int:
             time.sleep(0.2)
 
     stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    if args.duration:
+        timer = threading.Timer(args.duration, stop.set)
+        timer.daemon = True
+        timer.start()
+    loop.run(stop)
+    driver.close()
+    return 0
+
+
+def run_xcp(args: argparse.Namespace, switch, topology, thrift: Bmv2ThriftDriver) -> int:
+    """XCP's loop on the switch, at the average RTT of its XCP traffic, until SIGINT, SIGTERM or --duration."""
+    driver = XcpCellsDriver(thrift, topology.data_frame_bytes)
+    give_up = time.monotonic() + args.connect_timeout
+    while True:
+        try:
+            driver.connect()
+            break
+        except SwitchUnavailable as e:
+            if time.monotonic() > give_up:
+                print(f"control_plane: switch {switch.name} unreachable: {e}", file=sys.stderr)
+                return 1
+            time.sleep(0.2)
+    out = open(args.log, "a", buffering=1) if args.log else sys.stdout
+    stop = threading.Event()
+    try:
+        loop = XcpLoop(switch, topology.routes(switch.name), driver, clock=time.monotonic, wall_clock=time.time,
+                       emit=lambda record: out.write(json.dumps(record) + "\n"))
+    except SwitchUnavailable as e:
+        print(f"control_plane: switch {switch.name}: {e}", file=sys.stderr)
+        return 1
+    # the word a runner waits for, as RCP's loop logs it (topo/mininet/network.py)
+    print(f"control_plane: {switch.name}: synchronised, XCP on ports {sorted(loop.ports)}", file=sys.stderr)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     if args.duration:

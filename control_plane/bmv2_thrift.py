@@ -21,7 +21,7 @@ from thrift.protocol import TBinaryProtocol, TMultiplexedProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
-from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable
+from control_plane.driver import CounterRead, PortCounters, SwitchUnavailable, XcpCells
 from p4rcp import dataplane as dp
 from p4rcp.topology import Route
 
@@ -312,6 +312,41 @@ class Bmv2ThriftDriver:
     def write_syn_grants(self, grants: dict[int, dp.SynGrants]) -> None:
         """Each port's dp.SynGrants, the same way as the stamps."""
         self._write_registers("write SYN grants", [cell for port, g in grants.items() for cell in g.cells(port)])
+
+    def read_xcp_cells(self, ports: list[int]) -> dict[int, XcpCells]:
+        """Each XCP port's cells in one round trip, its smallest queue restarted (XCP_MIN_QUEUE_NONE) right after
+        its read, in the same batch: a departure between the two is the only one the next interval misses."""
+        std = self._std
+        registers = (dp.REG_XCP_SUM_X, dp.REG_XCP_SUM_RTT_X, dp.REG_XCP_SUM_S, dp.REG_XCP_MIN_QUEUE,
+                     dp.REG_QUEUE_DEPTH)
+
+        def exchange():
+            with self._transport.batch():
+                for port in ports:
+                    std.send_bm_counter_read(CONTEXT, dp.COUNTER_INPUT, port)
+                    for name in registers:
+                        std.send_bm_register_read(CONTEXT, name, port)
+                    std.send_bm_register_write(CONTEXT, dp.REG_XCP_MIN_QUEUE, port, dp.XCP_MIN_QUEUE_NONE)
+            cells = {}
+            for port in ports:
+                input_bytes = std.recv_bm_counter_read().bytes
+                values = [std.recv_bm_register_read() for _ in registers]
+                std.recv_bm_register_write()
+                wrap = 1 << dp.XCP_SUM_BITS     # Thrift's values are signed 64-bit
+                cells[port] = XcpCells(input_bytes % wrap, *(v % wrap for v in values))
+            return cells
+
+        return self._call("read XCP cells", exchange, pipelined=True)
+
+    def write_xcp_cells(self, cells: dict[int, tuple[int, int] | None]) -> None:
+        """Each port's (xi_p, xi_n) cells (p4rcp.dataplane.xcp_xi_p_cell, xcp_xi_n_cell) with XCP turned on there,
+        or None: XCP off there (its packets pass untouched); the same way as the stamps."""
+        writes = []
+        for port, pair in cells.items():
+            xi_p, xi_n = pair or (0, 0)
+            writes += [(dp.REG_XCP_XI_P, port, xi_p), (dp.REG_XCP_XI_N, port, xi_n),
+                       (dp.REG_XCP_ON, port, int(pair is not None))]
+        self._write_registers("write XCP coefficients", writes)
 
     def _write_registers(self, what: str, cells: list[tuple[str, int, int]]) -> None:
         std = self._std

@@ -41,6 +41,19 @@ class PortCounters:
 
 
 @dataclass(frozen=True)
+class XcpCells:
+    """One XCP port's cells as the data plane holds them (p4rcp/dataplane.py, "The XCP router"): the input
+    counter's bytes and the sums, each modulo 2^64; the smallest queue since its last restart
+    (XCP_MIN_QUEUE_NONE: no departure since) and the queue the last departure left, in the queue's unit."""
+    input_bytes: int
+    sum_x_ns: int
+    sum_rtt_x_us_ns: int
+    sum_s_bytes: int
+    min_queue: int
+    queue_depth: int
+
+
+@dataclass(frozen=True)
 class CounterRead:
     """The counts of one read and when the switch took them.
 

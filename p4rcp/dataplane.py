@@ -168,3 +168,61 @@ class SynGrants:
     def none(cls) -> "SynGrants":
         """No cap on any SYN, and every flow counted as a whole flow of the largest size."""
         return cls(0, (RATE_NONE,) * SYN_RATES, RATE_NONE, SIZE_MAX_PACKETS, SIZE_MAX_PACKETS // 2)
+
+
+# The XCP router (p4src/targets/v1model/xcp.p4; docs/xcp.md). Per port: monotonic 64-bit sums of the forward XCP
+# packets that left with a valid RTT and x > 0 (deltas modulo 2^64), in the header's units: x in ns, rtt x in
+# us ns, s in frame bytes; y is COUNTER_INPUT's bytes. The smallest queue a departure left behind (packets, as
+# REG_QUEUE_DEPTH), which the control plane reads and restarts with XCP_MIN_QUEUE_NONE.
+REG_XCP_SUM_X = "xcp_sum_x"
+REG_XCP_SUM_RTT_X = "xcp_sum_rtt_x"
+REG_XCP_SUM_S = "xcp_sum_s"
+XCP_SUMS = (REG_XCP_SUM_X, REG_XCP_SUM_RTT_X, REG_XCP_SUM_S)
+XCP_SUM_BITS = 64
+REG_XCP_MIN_QUEUE = "xcp_min_queue"
+XCP_QUEUE_BITS = 19                       # deq_qdepth's width
+XCP_MIN_QUEUE_NONE = (1 << XCP_QUEUE_BITS) - 1
+# xi_p and xi_n, written by the control plane: fixed point with XCP_XI_SHIFT fraction bits in the data plane's
+# units (xi_p in bytes per us ns, xi_n per us), so that a packet's feedback is one signed shift of
+# xi_p rtt_us x_ns - xi_n rtt_us s. A cell holds at most XCP_XI_MAX (bmv2's Thrift values are signed 64-bit).
+REG_XCP_XI_P = "xcp_xi_p"
+REG_XCP_XI_N = "xcp_xi_n"
+# 1 on the ports XCP's loop controls, written with the coefficients; 0 (a switch no loop has written, RCP's ports,
+# the hosts' ports): XCP packets pass untouched, as through a port without an XCP router.
+REG_XCP_ON = "xcp_on"
+XCP_XI_BITS = 64
+XCP_XI_SHIFT = 64                         # XCP_XI_SHIFT in p4src/shared/defines.p4
+XCP_XI_MAX = (1 << 63) - 1
+XCP_XI_P_UNIT = 1e-15                     # s^2 per (us ns): xi_p [bytes/s^2] x this = bytes per (us ns)
+XCP_XI_N_UNIT = 1e-6                      # s per us: xi_n [1/s] x this = per us
+XCP_FEEDBACK_MIN = -(1 << 31)             # H_feedback is an i32
+
+
+def _xi_cell(value: float, unit: float, what: str) -> int:
+    if not value >= 0:
+        raise ValueError(f"{what} is >= 0, got {value!r}")
+    return min(round(value * unit * (1 << XCP_XI_SHIFT)), XCP_XI_MAX)
+
+
+def xcp_xi_p_cell(xi_p: float) -> int:
+    """The cell of REG_XCP_XI_P for xi_p (bytes / s^2), saturating at XCP_XI_MAX (xi_p of about 5e14)."""
+    return _xi_cell(xi_p, XCP_XI_P_UNIT, "xi_p")
+
+
+def xcp_xi_n_cell(xi_n: float) -> int:
+    """The cell of REG_XCP_XI_N for xi_n (1 / s), saturating at XCP_XI_MAX (xi_n of about 5e5)."""
+    return _xi_cell(xi_n, XCP_XI_N_UNIT, "xi_n")
+
+
+def xcp_xi_p_of_cell(cell: int) -> float:
+    return cell / (1 << XCP_XI_SHIFT) / XCP_XI_P_UNIT
+
+
+def xcp_xi_n_of_cell(cell: int) -> float:
+    return cell / (1 << XCP_XI_SHIFT) / XCP_XI_N_UNIT
+
+
+def xcp_router_feedback(xi_p_cell: int, xi_n_cell: int, rtt_us: int, x_ns: int, s_bytes: int) -> int:
+    """What the data plane computes for a packet: floor(xi_p rtt x - xi_n rtt s) in bytes from the cells, before
+    the minimum with H_feedback and the i32 floor."""
+    return (xi_p_cell * rtt_us * x_ns - xi_n_cell * rtt_us * s_bytes) >> XCP_XI_SHIFT

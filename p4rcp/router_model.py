@@ -6,7 +6,8 @@ router does per packet", "What a router does with everything else". Where the ta
 truncated frame is dropped, "the headers it announces" are the ones the router reads: the Ethernet header;
 the 20-byte IPv4 header of an IPv4 frame; the UDP or TCP header of an unfragmented datagram; and of a UDP
 datagram on port 6577 whose length field leaves room for the RCP header, its first byte (version and type),
-and all 16 bytes when that byte says it is a forward RCP packet (DATA, SYN or REF of version 1). Bytes
+and all 16 bytes when that byte says it is a forward RCP packet (DATA, SYN or REF of version 1), and then
+the 12 bytes of the XCP header when its flags hold FLAG_XCP and the UDP length leaves room for it. Bytes
 beyond those (a payload shorter than the lengths say, Ethernet padding) are not read and pass unchanged.
 
 Policing is not modelled: a model with policing parameters refuses to run (ValueError).
@@ -21,7 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from p4rcp import dataplane as dp
-from p4rcp.protocol import DATA, FLAG_ENDING, RCP_HEADER_LEN, RCP_MAX_RTT_US, RCP_UDP_PORT, RCP_VERSION, REF, SYN
+from p4rcp.protocol import (DATA, FLAG_ENDING, FLAG_XCP, RCP_HEADER_LEN, RCP_MAX_RTT_US, RCP_UDP_PORT, RCP_VERSION,
+                            REF, SYN, XCP_HEADER_LEN)
 from p4rcp.topology import Route
 
 ETHERTYPE_IPV4 = 0x0800
@@ -30,6 +32,7 @@ UDP_HEADER = 8
 TCP_HEADER = 20
 PROTO_TCP, PROTO_UDP = 6, 17
 MASK32 = 0xFFFFFFFF
+MASK64 = (1 << 64) - 1
 
 
 @dataclass
@@ -42,6 +45,9 @@ class PortCounts:
     long_arrivals: int = 0       # 32 bits each, wrap
     committed_arrivals: int = 0
     committed_departures: int = 0
+    xcp_sum_x: int = 0           # 64 bits each, wrap (docs/xcp.md, "The XCP router in P4")
+    xcp_sum_rtt_x: int = 0
+    xcp_sum_s: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,8 @@ def udp_checksum_after_stamp(checksum: int, old: int, new: int) -> int:
 @dataclass
 class RouterModel:
     """One router: its routes, the control plane's cells (stamps by (port, class) cell, the weight classes,
-    each port's SynGrants) as the control plane wrote them, and the counts packets made.
+    each port's SynGrants, the XCP coefficient cells (xi_p, xi_n) of the ports where XCP is on) as the control
+    plane wrote them, and the counts packets made.
     Stamps are kb/s, RATE_NONE (or absent) for none; the model holds what the cells mean, not their
     encoding."""
     routes: list[Route]
@@ -89,6 +96,7 @@ class RouterModel:
     classes: dict[tuple[int, int], int] = field(default_factory=dict)       # (port, DSCP) -> cell
     syn_grants: dict[int, dp.SynGrants] = field(default_factory=dict)
     police: dict[int, tuple[int, int]] = field(default_factory=dict)
+    xcp: dict[int, tuple[int, int]] = field(default_factory=dict)
     counts: dict[int, PortCounts] = field(default_factory=dict)
     ingress_packets: dict[int, int] = field(default_factory=dict)
     outcomes: Counter = field(default_factory=Counter)     # what happened to the frames, by kind: a coverage
@@ -132,7 +140,7 @@ class RouterModel:
         flags_frag = struct.unpack_from("!H", header, 6)[0]
         fragment = bool(flags_frag & 0x2000) or flags_frag & 0x1FFF != 0
         l4 = ip + IPV4_HEADER
-        rcp = None                                         # offset of a forward RCP header
+        rcp = xcp = None                                   # offsets of a forward RCP header and its XCP header
         if not fragment and proto == PROTO_TCP and len(frame) < l4 + TCP_HEADER:
             return "dropped: TCP header cut short", None
         if not fragment and proto == PROTO_UDP:
@@ -148,6 +156,10 @@ class RouterModel:
                     if len(frame) < start + RCP_HEADER_LEN:
                         return "dropped: forward RCP header cut short", None
                     rcp = start
+                    if frame[start + 1] & FLAG_XCP and length >= UDP_HEADER + RCP_HEADER_LEN + XCP_HEADER_LEN:
+                        if len(frame) < start + RCP_HEADER_LEN + XCP_HEADER_LEN:
+                            return "dropped: XCP header cut short", None
+                        xcp = start + RCP_HEADER_LEN
         if ttl <= 1:
             return "dropped: TTL 0 or 1", None
         route = self.route(header[16:20])
@@ -163,6 +175,8 @@ class RouterModel:
         outcome = "routed, not a forward RCP packet"
         if rcp is not None:
             outcome = self._rcp(out, l4, rcp, route.port, tos >> 2, counts)
+        if xcp is not None:
+            outcome += self._xcp(out, l4, rcp, xcp, route.port, struct.unpack_from("!H", header, 2)[0], counts)
         return outcome, Forwarded(route.port, bytes(out))
 
     def _rcp(self, out: bytearray, l4: int, rcp: int, port: int, dscp: int, counts: PortCounts) -> str:
@@ -197,6 +211,30 @@ class RouterModel:
             struct.pack_into("!I", out, rcp + 4, stamp)
         return (f"forward RCP, {'stamped' if stamped else 'not stamped'}{' by its SYN stamp' if stamped and capped else ''}"
                 f", {'an' if sampled else 'no'} RTT sample")
+
+
+    def _xcp(self, out: bytearray, l4: int, rcp: int, xcp: int, port: int, total_len: int, counts: PortCounts) -> str:
+        """A forward XCP packet leaving `port`, after RCP's work: the sums and H_feedback lowered to the router's
+        feedback (p4rcp.dataplane.xcp_router_feedback), when it carries an RTT and x and XCP is on there (the
+        port has coefficients in self.xcp)."""
+        rtt = struct.unpack_from("!I", out, rcp + 8)[0]
+        x, feedback = struct.unpack_from("!Ii", out, xcp + 4)
+        if not (0 < rtt <= RCP_MAX_RTT_US and x > 0):
+            return ", XCP without an RTT or x"
+        if port not in self.xcp:
+            return ", XCP off on its port"
+        s = total_len + 14
+        counts.xcp_sum_x = (counts.xcp_sum_x + x) & MASK64
+        counts.xcp_sum_rtt_x = (counts.xcp_sum_rtt_x + rtt * x) & MASK64
+        counts.xcp_sum_s = (counts.xcp_sum_s + s) & MASK64
+        ours = dp.xcp_router_feedback(*self.xcp[port], rtt, x, s)
+        if ours >= feedback:
+            return ", XCP counted, feedback kept"
+        lowered = max(ours, dp.XCP_FEEDBACK_MIN)
+        checksum = struct.unpack_from("!H", out, l4 + 6)[0]
+        struct.pack_into("!H", out, l4 + 6, udp_checksum_after_stamp(checksum, feedback & MASK32, lowered & MASK32))
+        struct.pack_into("!i", out, xcp + 8, lowered)
+        return ", XCP counted, feedback lowered"
 
 
 def process_all(model: RouterModel, frames: Iterable[bytes], in_port: int = 0) -> list[Forwarded | None]:

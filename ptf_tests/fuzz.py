@@ -11,8 +11,8 @@ What is checked:
 - every count of every port (input packets and bytes, RTT samples and their sum, long SYNs, the committed
   sizes of SYNs and ENDING packets) is the model's, and port 2's are exactly what the well-formed frames alone give, so R, which
   the control plane computes from them, is too;
-- the cells the control plane writes (stamps, SYN grants, policing) are as written, and the
-  policing sketch, off, stays empty.
+- the cells the control plane writes (stamps, SYN grants, policing, XCP's coefficients) are as written, and
+  the policing sketch, off, stays empty.
 
 The fuzzed frames: Scapy's fuzz() of Ethernet/IPv4/UDP/RCP and of Ethernet/IPv4/TCP (every field not set
 random, lengths and checksums computed), and, because Scapy's fuzz() costs about 2.7 ms a frame on these
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
-from p4rcp.protocol import DATA, FLAG_ENDING, RCP_MAX_RTT_US, RCP_UDP_PORT, REF, SYN
+from p4rcp.protocol import DATA, FLAG_ENDING, FLAG_XCP, RCP_MAX_RTT_US, RCP_UDP_PORT, REF, SYN
 from p4rcp.router_model import PROTO_TCP, PROTO_UDP, Forwarded, PortCounts, RouterModel, ipv4_checksum, ones_sum
 from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route
@@ -55,6 +55,8 @@ STAMPS = {dp.rate_cell(0): 3000, dp.rate_cell(2, 0): 5000, dp.rate_cell(2, 1): 1
           dp.rate_cell(3, 1): 1750}                           # port 1: none (RCP off there)
 SYN_GRANTS = {2: dp.SynGrants(0, (4000, 3000, 2000, 1000, 900, 800, 700, 600), 450, 100, 50),
               3: dp.SynGrants(0, (6500, 3200, 1600, 800, 400, 200, 100, 50), 300, 80, 40)}
+# XCP on ports 0 and 3 with these coefficient cells (positive and negative feedback), off on ports 1 and 2
+XCP_CELLS = {0: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(4e3)), 3: (dp.xcp_xi_p_cell(4e10), 0)}
 MAX_FRAME = 1514
 WINDOW = 256                      # frames sent and not yet counted by the switch's ingress
 QUEUE_DEPTH = 100_000             # every port's egress queue: nothing is lost waiting for egress
@@ -73,7 +75,7 @@ def weight_classes() -> dict[tuple[int, int], int]:
 
 def model() -> RouterModel:
     return RouterModel(ROUTES, stamps=dict(STAMPS), classes=weight_classes(),
-                       syn_grants=dict(SYN_GRANTS))
+                       syn_grants=dict(SYN_GRANTS), xcp=dict(XCP_CELLS))
 
 
 def udp_checksum(src: bytes, dst: bytes, udp: bytes) -> int:
@@ -156,7 +158,7 @@ def structural(rng: random.Random) -> bytes:
         deep = rng.random() < 0.5                        # IPv4 and UDP right: the RCP header's fields alone fuzzed
         version = 1 if rng.random() < 0.75 else rng.randrange(16)
         rcp = rcp_header(rng, version=version, kind=rng.randrange(16) if rng.random() < 0.3 else rng.choice((0, 0, 2, 6, 1)),
-                         flags=rng.choice((0, FLAG_ENDING, rng.randrange(256))))
+                         flags=rng.choice((0, FLAG_ENDING, FLAG_XCP, FLAG_XCP | FLAG_ENDING, rng.randrange(256))))
         sport, dport = rng.choice(((40000, RCP_UDP_PORT), (40000, RCP_UDP_PORT), (RCP_UDP_PORT, 40001),
                                    (RCP_UDP_PORT, RCP_UDP_PORT), (rng.randrange(65536), rng.randrange(65536))))
         payload = rcp + body if rng.random() < 0.9 else rcp[:rng.randrange(16)]
@@ -281,22 +283,27 @@ def switch_counts(driver: Bmv2ThriftDriver) -> dict[int, PortCounts]:
     rtt_sum = driver.read_register(dp.REG_RTT_SUM)
     ff = [driver.read_register(name) for name in (dp.REG_LONG_ARRIVALS, dp.REG_COMMITTED_ARRIVALS,
                                                   dp.REG_COMMITTED_DEPARTURES)]
+    xcp = [driver.read_register(name) for name in dp.XCP_SUMS]
     out = {}
     for p in (*PORTS, dp.DROP_PORT):
         inputs = driver.read_counter(dp.COUNTER_INPUT, p)
         out[p] = PortCounts(input_packets=inputs.packets, input_bytes=inputs.bytes, rtt_sum_us=rtt_sum[p] % (1 << 32),
                             rtt_count=driver.read_counter(dp.COUNTER_RTT_COUNT, p).packets,
                             long_arrivals=ff[0][p] % (1 << 32), committed_arrivals=ff[1][p] % (1 << 32),
-                            committed_departures=ff[2][p] % (1 << 32))
+                            committed_departures=ff[2][p] % (1 << 32),
+                            **{f: xcp[i][p] % (1 << 64) for i, f in enumerate(XCP_SUM_FIELDS)})
     return out
 
 
+XCP_SUM_FIELDS = ("xcp_sum_x", "xcp_sum_rtt_x", "xcp_sum_s")      # PortCounts' fields of dp.XCP_SUMS
 CONTROL_CELLS = (dp.REG_RATE, dp.REG_SYN_RATE, dp.REG_ARRIVALS_BASE, dp.REG_SHORT_RATE, dp.REG_GRANT_PACKETS,
-                 dp.REG_LONG_PACKETS, dp.REG_POLICE, *dp.REG_POLICE_ROWS)
+                 dp.REG_LONG_PACKETS, dp.REG_POLICE, *dp.REG_POLICE_ROWS, dp.REG_XCP_XI_P, dp.REG_XCP_XI_N,
+                 dp.REG_XCP_ON)
 
 
 def program(driver: Bmv2ThriftDriver, stamps: dict[int, int]) -> None:
-    """The switch as a control plane leaves it: routes, deep queues, weight classes, stamps, SYN stamps."""
+    """The switch as a control plane leaves it: routes, deep queues, weight classes, stamps, SYN stamps, XCP's
+    coefficients."""
     driver.install_routes(ROUTES)
     for p in PORTS:
         driver.set_queue(p, None, QUEUE_DEPTH)
@@ -304,6 +311,7 @@ def program(driver: Bmv2ThriftDriver, stamps: dict[int, int]) -> None:
     driver.write_police({dp.rate_cell(p, k): (0, 0) for p in PORTS for k in range(2)})
     driver.write_syn_grants(SYN_GRANTS)
     driver.install_weight_classes(list(PORTS), {GOLD_DSCP: 1})
+    driver.write_xcp_cells({p: XCP_CELLS.get(p) for p in PORTS})
     driver.wait_for_writes()
 
 
@@ -386,7 +394,8 @@ def _delta(after: PortCounts, before: PortCounts) -> PortCounts:
                       (after.rtt_sum_us - before.rtt_sum_us) % (1 << 32), after.rtt_count - before.rtt_count,
                       *((a - b) % (1 << 32) for a, b in ((after.long_arrivals, before.long_arrivals),
                                                           (after.committed_arrivals, before.committed_arrivals),
-                                                          (after.committed_departures, before.committed_departures))))
+                                                          (after.committed_departures, before.committed_departures))),
+                      *((getattr(after, f) - getattr(before, f)) % (1 << 64) for f in XCP_SUM_FIELDS))
 
 
 def compare(expected: dict[int, list[bytes]], got: dict[int, list[bytes]], source: dict[bytes, int],

@@ -61,6 +61,12 @@ class Scheme:
     def is_external(self) -> bool:
         return self.sender is not None
 
+    @property
+    def router(self) -> str:
+        """The routers it runs over, on either engine: XCP hosts over XCP routers (docs/xcp.md), every other scheme
+        over RCP's."""
+        return "xcp" if self.cc == "xcp" else "rcp"
+
     def sender_command(self, *, sender_ip: str, receiver_ip: str, duration_s: float, flow_id: int) -> list[str]:
         """An external scheme's sender for one flow."""
         return shlex.split(self.sender.format(sender_ip=sender_ip, receiver_ip=receiver_ip, port=self.port,

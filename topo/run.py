@@ -117,25 +117,11 @@ def refused(why) -> int:
     return 2
 
 
-def mininet_refusal(experiments: list[Experiment]) -> str | None:
-    """Why the Mininet engine cannot run one of the experiments' schemes, or None: XCP hosts need XCP routers, which
-    only the ns-3 engine has (over bmv2's RCP routers an XCP flow would hear no feedback)."""
-    for exp in experiments:
-        for name in exp.schemes:
-            if exp.scheme(name).cc == "xcp":
-                return (f"{exp.name}: scheme {name} runs XCP, whose routers exist on the ns-3 engine only "
-                        f"(docs/xcp.md): run it with --engine ns3")
-    return None
-
-
 def run_mininet(experiments: list[Experiment], args) -> int:
     """The experiments on the Mininet engine (topo/mininet), refused in one line before any network is built where
     the machine lacks what a run needs."""
     from topo.mininet import runner   # only here: ns-3 runs and reports need none of it
 
-    why = mininet_refusal(experiments)
-    if why:
-        return refused(why)
     try:
         build = runner.preflight()
     except (ToolchainMissing, RuntimeError) as e:

@@ -114,3 +114,64 @@ def test_close_reads_the_answers_of_the_writes_first():
     switch.queue("bm_register_write", bm_register_write_result())
     driver.close()
     assert switch.unread() == 0
+
+
+def requests(wire_bytes: bytes) -> list[tuple[str, object]]:
+    """The requests in what the driver wrote: (method, its arguments)."""
+    from bm_runtime.standard import Standard
+    buffer = TTransport.TMemoryBuffer(wire_bytes)
+    protocol = TBinaryProtocol.TBinaryProtocol(buffer)
+    out = []
+    while buffer.cstringio_buf.tell() < len(wire_bytes):
+        name, _, _ = protocol.readMessageBegin()
+        method = name.split(":", 1)[1]
+        args = getattr(Standard, f"{method}_args")()
+        args.read(protocol)
+        protocol.readMessageEnd()
+        out.append((method, args))
+    return out
+
+
+def test_xcp_coefficients_leave_as_fixed_point_cells_in_one_write_and_turn_xcp_on_or_off():
+    from p4rcp import dataplane as dp
+    driver, switch = connected_driver()
+    driver.write_xcp_cells({2: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0)), 3: (0, 7), 4: None})
+    [batch] = switch.writes
+    sent = [(m, a.register_array_name, a.index, a.value) for m, a in requests(batch)]
+    assert sent == [("bm_register_write", dp.REG_XCP_XI_P, 2, dp.xcp_xi_p_cell(3e8)),
+                    ("bm_register_write", dp.REG_XCP_XI_N, 2, dp.xcp_xi_n_cell(20.0)),
+                    ("bm_register_write", dp.REG_XCP_ON, 2, 1),
+                    ("bm_register_write", dp.REG_XCP_XI_P, 3, 0), ("bm_register_write", dp.REG_XCP_XI_N, 3, 7),
+                    ("bm_register_write", dp.REG_XCP_ON, 3, 1),
+                    ("bm_register_write", dp.REG_XCP_XI_P, 4, 0), ("bm_register_write", dp.REG_XCP_XI_N, 4, 0),
+                    ("bm_register_write", dp.REG_XCP_ON, 4, 0)]
+    for _ in sent:
+        switch.queue("bm_register_write", bm_register_write_result())
+    driver.wait_for_writes()
+    assert switch.unread() == 0
+
+
+def test_xcp_cells_are_read_and_the_minimum_queue_restarted_in_one_round_trip():
+    from bm_runtime.standard.Standard import bm_counter_read_result, bm_register_read_result
+    from bm_runtime.standard.ttypes import BmCounterValue
+
+    from control_plane.driver import XcpCells
+    from p4rcp import dataplane as dp
+    driver, switch = connected_driver()
+    for port, sum_x in ((1, -2), (4, 5)):          # a 64-bit sum past 2^63 comes back negative over Thrift
+        switch.queue("bm_counter_read", bm_counter_read_result(success=BmCounterValue(bytes=1000 * port, packets=1)))
+        for value in (sum_x, 30, 40, dp.XCP_MIN_QUEUE_NONE, 6):
+            switch.queue("bm_register_read", bm_register_read_result(success=value))
+        switch.queue("bm_register_write", bm_register_write_result())
+    cells = driver.read_xcp_cells([1, 4])
+    assert cells == {1: XcpCells(1000, 2**64 - 2, 30, 40, dp.XCP_MIN_QUEUE_NONE, 6),
+                     4: XcpCells(4000, 5, 30, 40, dp.XCP_MIN_QUEUE_NONE, 6)}
+    assert switch.unread() == 0 and len(switch.writes) == 1
+    sent = requests(switch.writes[0])
+    port_1 = [(m, getattr(a, "counter_name", None) or a.register_array_name, getattr(a, "index", None) or a.idx)
+              for m, a in sent[:7]]
+    assert port_1 == [("bm_counter_read", dp.COUNTER_INPUT, 1), ("bm_register_read", dp.REG_XCP_SUM_X, 1),
+                      ("bm_register_read", dp.REG_XCP_SUM_RTT_X, 1), ("bm_register_read", dp.REG_XCP_SUM_S, 1),
+                      ("bm_register_read", dp.REG_XCP_MIN_QUEUE, 1), ("bm_register_read", dp.REG_QUEUE_DEPTH, 1),
+                      ("bm_register_write", dp.REG_XCP_MIN_QUEUE, 1)]
+    assert sent[6][1].value == dp.XCP_MIN_QUEUE_NONE and len(sent) == 14

@@ -39,3 +39,8 @@ def test_a_bad_preset_or_param_stops_with_one_line_before_any_switch(argv, messa
     assert main(["--topology", TOPOLOGY, "--switch", "s1", "--thrift-port", "1", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("control_plane: ") and message in err[0], err
+
+
+def test_xcp_runs_over_thrift_only(capsys):
+    assert main(["--topology", TOPOLOGY, "--switch", "s1", "--router", "xcp", "--p4runtime", "127.0.0.1:1"]) == 2
+    assert "--router xcp runs over bmv2's Thrift runtime" in capsys.readouterr().err

@@ -23,6 +23,12 @@ def test_names_match_compiled_program():
     assert registers[dp.REG_POLICE]["bitwidth"] == 64
     for name in dp.REG_POLICE_ROWS:
         assert (registers[name]["size"], registers[name]["bitwidth"]) == (dp.POLICE_CELLS, 64)
+    # the XCP router's registers, one cell per port, at the widths the control plane reads and writes
+    for name, bits in ((dp.REG_XCP_SUM_X, dp.XCP_SUM_BITS), (dp.REG_XCP_SUM_RTT_X, dp.XCP_SUM_BITS),
+                       (dp.REG_XCP_SUM_S, dp.XCP_SUM_BITS), (dp.REG_XCP_XI_P, dp.XCP_XI_BITS),
+                       (dp.REG_XCP_XI_N, dp.XCP_XI_BITS), (dp.REG_XCP_MIN_QUEUE, dp.XCP_QUEUE_BITS),
+                       (dp.REG_XCP_ON, 1)):
+        assert (registers[name]["size"], registers[name]["bitwidth"]) == (dp.NUM_PORTS, bits), name
     counters = {c["name"]: c for c in program["counter_arrays"]}
     for name in (*dp.RCP_COUNTERS, dp.COUNTER_INGRESS_PACKETS):
         assert name in counters, f"counter {name} missing; have {sorted(counters)}"

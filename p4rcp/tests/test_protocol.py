@@ -74,6 +74,29 @@ def test_the_p4_programs_constants_and_header_layout_are_the_hosts():
                        "feedback_kbps": WIRE["FEEDBACK_OFFSET"]}
 
 
+def test_the_p4_xcp_header_and_fixed_point_are_the_hosts_and_the_control_planes():
+    """headers.p4's xcp_h and defines.p4's XCP constants are the hosts' wire definition (RCP_FLAG_XCP is held by
+    the test above); XCP_XI_SHIFT is p4rcp/dataplane.py's."""
+    import re
+
+    from p4rcp import dataplane as dp
+    from p4rcp.protocol import WIRE
+    from p4rcp.toolchain import ROOT
+    defines = (ROOT / "p4src" / "shared" / "defines.p4").read_text()
+    assert int(re.search(r"XCP_HEADER_BYTES = (\d+);", defines).group(1)) == WIRE["XCP_HEADER_LEN"]
+    assert int(re.search(r"^#define XCP_XI_SHIFT (\d+)$", defines, re.M).group(1)) == dp.XCP_XI_SHIFT
+    headers = (ROOT / "p4src" / "shared" / "headers.p4").read_text()
+    body = re.search(r"header xcp_h \{(.*?)\}", headers, re.S).group(1)
+    offsets, bit = {}, 8 * WIRE["HEADER_LEN"]
+    for width, name in re.findall(r"^\s*(?:bit|int)<(\d+)>\s+(\w+);", body, re.MULTILINE):
+        offsets[name] = bit // 8
+        bit += int(width)
+    assert bit == 8 * (WIRE["HEADER_LEN"] + WIRE["XCP_HEADER_LEN"])
+    assert offsets == {"cwnd_bytes": WIRE["XCP_CWND_OFFSET"], "x_ns": WIRE["XCP_X_OFFSET"],
+                       "feedback": WIRE["XCP_FEEDBACK_OFFSET"]}
+    assert re.search(r"int<32>\s+feedback;", body)
+
+
 def test_the_xcp_header_follows_a_flagged_rcp_header():
     from p4rcp.protocol import DATA, FLAG_XCP, XCP, XCP_HEADER_LEN, WIRE
     assert (FLAG_XCP, XCP_HEADER_LEN) == (0x80, 12)

@@ -147,3 +147,47 @@ def test_the_incremental_checksum_is_rfc1624_and_matches_a_full_recomputation():
 def test_policing_is_not_modelled():
     with pytest.raises(ValueError, match="policing"):
         model(police={dp.rate_cell(2): (1000, 3000)})
+
+
+def xcp_frame(rtt=20_000, x=200_000, feedback=10**6, flags=None, payload=b"x" * 100, chksum=None):
+    from p4rcp.protocol import FLAG_XCP, XCP
+    pkt = (Ether(src="00:00:00:00:00:00", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.2.2")
+           / UDP(sport=40000, dport=6577, chksum=chksum) / RCP(type=DATA, flags=FLAG_XCP if flags is None else flags,
+                                                              rate_kbps=8000, rtt_us=rtt)
+           / XCP(cwnd_bytes=15_000, x_ns=x, feedback=feedback) / Raw(payload))
+    return bytes(pkt)
+
+
+def test_an_xcp_packet_is_counted_and_its_feedback_lowered_to_the_routers_with_scapys_checksum():
+    from p4rcp.protocol import XCP
+    cells = (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(500.0))
+    m = model(xcp={2: cells})
+    frame = xcp_frame()
+    ours = dp.xcp_router_feedback(*cells, 20_000, 200_000, len(frame))
+    assert ours < 0
+    out = m.process(frame)
+    want = Ether(routed(frame, 2))
+    want[XCP].feedback, want[UDP].chksum = ours, None
+    assert out.frame == bytes(want)
+    c = m.port(2)
+    assert (c.xcp_sum_x, c.xcp_sum_rtt_x, c.xcp_sum_s) == (200_000, 20_000 * 200_000, len(frame))
+    # a request below the router's passes, counted; without an RTT or x, or without the flag, nothing of XCP
+    for frame in (xcp_frame(feedback=ours - 1), xcp_frame(rtt=0), xcp_frame(x=0), xcp_frame(flags=0)):
+        assert m.process(frame).frame == routed(frame, 2)
+    assert m.port(2).xcp_sum_x == 400_000
+
+
+def test_a_flagged_frame_cut_inside_the_xcp_header_is_dropped_and_one_without_room_for_it_is_rcp():
+    frame = xcp_frame(payload=b"")
+    assert model().process(frame[:-1]) is None
+    short = bytes(Ether(src="00:00:00:00:00:00", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.2.2")
+                  / UDP(sport=40000, dport=6577) / RCP(type=DATA, flags=0x80, rtt_us=20_000) / Raw(b"\x7f" * 11))
+    m = model(xcp={2: (dp.xcp_xi_p_cell(1.0), 0)})
+    assert m.process(short).frame == routed(short, 2) and m.port(2).xcp_sum_x == 0
+
+
+def test_a_port_without_xcp_leaves_xcp_packets_untouched_and_uncounted():
+    m = model(xcp={3: (0, dp.xcp_xi_n_cell(500.0))})
+    frame = xcp_frame()
+    assert m.process(frame).frame == routed(frame, 2)
+    assert m.port(2).xcp_sum_x == 0

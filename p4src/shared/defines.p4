@@ -33,6 +33,13 @@ const bit<4> RCP_TYPE_REFACK = 7;
 // flags: set on the first DATA packet a flow sends once its unsent data takes at most one round trip, by
 // which routers count its departure, weighed by its size.
 const bit<8> RCP_FLAG_ENDING = 0x01;
+// flags: the XCP congestion header (xcp_h) follows the RCP header (docs/xcp.md).
+const bit<8>  RCP_FLAG_XCP = 0x80;
+const bit<16> XCP_HEADER_BYTES = 12;
+const bit<16> ETHERNET_HEADER_BYTES = 14;
+// xi_p and xi_n are fixed point with XCP_XI_SHIFT fraction bits, in the data plane's units: xi_p in bytes per
+// (us ns), the unit of rtt_us x_ns, xi_n per us (p4rcp/dataplane.py xcp_xi_p_cell, xcp_xi_n_cell).
+#define XCP_XI_SHIFT 64
 
 // An RTT sample is valid when 0 < rtt_us < 2^RCP_RTT_BITS us (8.39 s): the bits above RCP_RTT_BITS are
 // 0. Larger values are stale or bogus estimates that would drag the router's average RTT d0. A bound that

@@ -59,12 +59,21 @@ header rcp_h {
     rate_kbps_t feedback_kbps;
 }
 
+// XCP's congestion header (docs/xcp.md): 12 bytes after the RCP header when its flags hold RCP_FLAG_XCP.
+// H_rtt is the RCP header's rtt_us; x = rtt s / cwnd is the sender's, so that a router never divides.
+header xcp_h {
+    bit<32> cwnd_bytes;     // H_cwnd
+    bit<32> x_ns;           // x, ns (0: no RTT yet)
+    int<32> feedback;       // H_feedback, bytes: lowered by routers
+}
+
 struct headers_t {
     ethernet_h ethernet;
     ipv4_h     ipv4;
     udp_h      udp;
     tcp_h      tcp;
     rcp_h      rcp;
+    xcp_h      xcp;
 }
 
 #endif

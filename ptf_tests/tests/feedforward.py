@@ -102,7 +102,7 @@ class OnlyDataFlaggedEndingDepartsTest(FeedforwardTest):
     def runTest(self):
         self.grant()
         before = self.count(COMMITTED_DEPARTURES)
-        for flags, size in ((FLAG_ENDING, 30), (FLAG_ENDING | 0x80, 5000)):
+        for flags, size in ((FLAG_ENDING, 30), (FLAG_ENDING | 0x40, 5000)):
             pkt = rcp_packet(type=DATA, rate_kbps=10 * R)
             pkt[RCP].flags, pkt[RCP].size = flags, size
             self.forward_and_check(pkt, 2, routed(pkt, 2, rate_kbps=R), rtt_us=30000)

@@ -28,9 +28,11 @@ from mininet.topo import Topo
 from control_plane.__main__ import arguments_for
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.loop import ControlLoop, program_switch
+from control_plane.xcp_loop import XcpCellsDriver, XcpLoop
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.processes import stop_processes
+from p4rcp.protocol import XCP_HEADER_LEN
 from p4rcp.toolchain import ROOT
 from p4rcp.topology import ETHERNET_HEADER_BYTES, Topology
 from topo import hosts
@@ -126,6 +128,8 @@ def no_offloads(intf: str, node=None) -> None:
 # Where each switch's control loop runs: a thread of the runner's process, or its own `python -m control_plane`
 # process (the standalone controller, which a test can kill and start again mid-run).
 CONTROL_PLANES = ("thread", "process")
+# The routers' protocol: RCP's loop, or XCP's (an experiment's xcp scheme: XCP hosts over XCP routers, docs/xcp.md).
+ROUTERS = ("rcp", "xcp")
 CONTROLLER_READY_S = 30.0     # for a controller process to program its switch
 
 
@@ -150,7 +154,7 @@ class Network:
     rcp_params: RcpParams | None = None   # the control loops'; None: the defaults, the topology's data frame
     switch_options: SwitchOptions = field(default_factory=SwitchOptions)
     net: Mininet | None = None
-    loops: dict[str, ControlLoop] = field(default_factory=dict)
+    loops: dict[str, ControlLoop | XcpLoop] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     _logs: list = field(default_factory=list)
@@ -158,10 +162,13 @@ class Network:
     emulator_hosts: list[str] = field(default_factory=list)    # the host whose access link each emulates
     control_plane: str = "thread"      # CONTROL_PLANES
     controllers: dict[str, subprocess.Popen] = field(default_factory=dict)   # control_plane "process"
+    router: str = "rcp"                # ROUTERS
 
     def __post_init__(self):
         if self.control_plane not in CONTROL_PLANES:
             raise ValueError(f"control plane must run as one of {', '.join(CONTROL_PLANES)}, got {self.control_plane!r}")
+        if self.router not in ROUTERS:
+            raise ValueError(f"the routers run one of {', '.join(ROUTERS)}, got {self.router!r}")
 
     def start(self) -> "Network":
         remove_stale_interfaces(switch_interface_names(self.topology))
@@ -203,7 +210,9 @@ class Network:
 
     @property
     def _mtu(self) -> int:
-        return self.topology.data_frame_bytes - ETHERNET_HEADER_BYTES
+        """The data frame's IP packet; XCP hosts' carry the congestion header on top (unfragmented: a fragment is
+        no XCP packet to the routers)."""
+        return self.topology.data_frame_bytes - ETHERNET_HEADER_BYTES + (XCP_HEADER_LEN if self.router == "xcp" else 0)
 
     def _prepare_host(self, node) -> None:
         """No offloads, no IPv6 chatter, static ARP: every other host is reached
@@ -268,9 +277,15 @@ class Network:
             return
         out = open(self.out_dir / f"control_{switch_name}.jsonl", "a", buffering=1)
         self._logs.append(out)
-        loop = ControlLoop(sw, self.topology.routes(switch_name), Bmv2ThriftDriver(sw.thrift_port), params,
+        if self.router == "xcp":
+            driver = XcpCellsDriver(Bmv2ThriftDriver(sw.thrift_port), self.topology.data_frame_bytes)
+            driver.connect()
+            loop = XcpLoop(sw, self.topology.routes(switch_name), driver, clock=time.monotonic, wall_clock=time.time,
                            emit=lambda record: out.write(json.dumps(record) + "\n"))
-        loop.resync()
+        else:
+            loop = ControlLoop(sw, self.topology.routes(switch_name), Bmv2ThriftDriver(sw.thrift_port), params,
+                               emit=lambda record: out.write(json.dumps(record) + "\n"))
+            loop.resync()
         thread = threading.Thread(target=loop.run, args=(self._stop,), name=f"cp-{switch_name}", daemon=True)
         thread.start()
         self.loops[switch_name], self._threads = loop, self._threads + [thread]
@@ -283,7 +298,8 @@ class Network:
         if not topology_file.exists():
             topology_file.write_text(tomli_w.dumps(self.topology.source))
         return [sys.executable, "-m", "control_plane", "--topology", str(topology_file), "--switch", switch_name,
-                "--log", str(self.out_dir / f"control_{switch_name}.jsonl"), *arguments_for(params)]
+                "--log", str(self.out_dir / f"control_{switch_name}.jsonl"), "--router", self.router,
+                *arguments_for(params)]
 
     def _start_controller_process(self, switch_name: str, params: RcpParams) -> None:
         """Start it and wait until it has programmed its switch (its log says "synchronised")."""

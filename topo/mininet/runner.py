@@ -183,8 +183,8 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
     label = f"{exp.name}{' ' + variant.label if variant.label else ''} {scheme.name} seed {seed}"
     progress.phase(f"[{label}] building the network")
     params = exp.rcp_params(scheme, topology)
-    network = Network(topology, BUILD_JSON, out.root, rcp_params=params,
-                      switch_options=options.switch_options(out), control_plane=options.control_plane).start()
+    network = Network(topology, BUILD_JSON, out.root, rcp_params=params, switch_options=options.switch_options(out),
+                      control_plane=options.control_plane, router=scheme.router).start()
     processes: list[HostProcess] = []
     meta = {"experiment": exp.name, "variant": variant.label, "scheme": scheme.name, "cc": scheme.cc, "seed": seed,
             "preset": scheme.preset, "scheme_description": scheme.describe(params),
@@ -296,7 +296,9 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
                 void(cause, message)
             records = [r for sw in topology.switches for r in read_jsonl(out.root / f"control_{sw}.jsonl")
                        if r["time"] >= t0_unix]
-            for stall in find_stalls(records, stall_limits(topology, exp.rcp_params(scheme))):
+            # (XCP's loop runs at d and keeps no packet counts: the stall check reads RCP's records only)
+            for stall in find_stalls([r for r in records if "input_packets" in r],
+                                     stall_limits(topology, exp.rcp_params(scheme))):
                 void(causes.STALL, stall.describe(t0_unix))
             # A long flow runs for a set time: one still running is a fault. A Poisson workload can hold a
             # heavy-tailed flow that needs longer than the run; its generator is stopped (below) and records
@@ -435,7 +437,8 @@ def hold(exp: Experiment, scheme_name: str, options: RunOptions, work: Path) -> 
     out = RunDir(work)
     work.mkdir(parents=True, exist_ok=True)
     network = Network(topology, BUILD_JSON, work, rcp_params=exp.rcp_params(scheme, topology),
-                      switch_options=options.switch_options(out), control_plane=options.control_plane).start()
+                      switch_options=options.switch_options(out), control_plane=options.control_plane,
+                      router=scheme.router).start()
     processes = []
     try:
         for name in receivers(exp):

@@ -136,7 +136,7 @@ class Run:
         self.out = RunDir(job.root)
         self.epoch = time.time()
         self.loops: dict[str, ControlLoop | XcpLoop] = {}
-        self.xcp = self.scheme.cc == "xcp"     # XCP hosts run over XCP routers (docs/xcp.md)
+        self.xcp = self.scheme.router == "xcp"
         self.drivers: dict[str, Ns3Driver] = {}
         self.senders: dict[tuple[str, bool], object] = {}  # (host, TCP?) -> its sender application
         self.receivers: dict[str, list] = {}      # host -> its receiver applications (UDP and TCP)
@@ -149,7 +149,7 @@ class Run:
                                     for s, p in self.topology.bottlenecks},
                      "environment": job.environment, "problems": [], "events": [], "engine": ENGINE,
                      "scheme_description": job.description,
-                     "router": {"kind": "xcp" if job.exp.scheme(job.scheme).cc == "xcp" else "rcp",
+                     "router": {"kind": job.exp.scheme(job.scheme).router,
                                 "rtt_samples": job.router.rtt_samples, "queue_sample": job.router.queue_sample}}
 
     def execute(self) -> dict:

@@ -216,9 +216,9 @@ EXPERIMENT = ('topology = "dumbbell"\nduration_s = 5\nschemes = [{schemes}]\n{ta
               '[[long]]\nsender="h1"\nreceiver="r1"\n[topology_params]\npairs=1\nbottleneck_mbps=10\n')
 
 
-def test_the_mininet_engine_refuses_xcp_which_has_routers_on_ns3_only():
+def test_xcp_schemes_run_over_xcp_routers_and_the_others_over_rcp():
     from topo.experiment import load_invocation
-    from topo.run import mininet_refusal
     [exp] = load_invocation("talk-rcp-tcp-xcp")
-    assert "ns-3 engine only" in mininet_refusal([exp])
-    assert mininet_refusal(load_invocation("talk-rcp-tcp-xcp", schemes=["rcp", "tcp"])) is None
+    assert {name: exp.scheme(name).router for name in exp.schemes} == {"rcp": "rcp", "tcp": "rcp", "xcp": "xcp"}
+
+

@@ -1,7 +1,7 @@
 // p4rcp for v1model (bmv2 simple_switch): IPv4 routing in ingress, whose
 // action also counts the RCP input traffic once the output port is known, then
 // a forward RCP packet's weight class and policing (before the queue); the
-// rest of the RCP router's per-packet work in egress, after the queue.
+// rest of the RCP router's per-packet work in egress, after the queue, then the XCP router's (xcp.p4).
 #include <core.p4>
 // register<T, I> and counter<I>: indices of the port's own type, no cast per access.
 #define V1MODEL_VERSION 20200408
@@ -15,6 +15,7 @@
 #include "rcp.p4"
 #include "policing.p4"
 #include "weights.p4"
+#include "xcp.p4"
 #endif
 
 control RcpIngress(inout headers_t hdr, inout metadata_t meta,
@@ -44,10 +45,12 @@ control RcpEgress(inout headers_t hdr, inout metadata_t meta,
                   inout standard_metadata_t std_meta) {
 #ifndef WITHOUT_RCP
     Rcp() rcp;
+    Xcp() xcp;
 #endif
     apply {
 #ifndef WITHOUT_RCP
         rcp.apply(hdr, meta, std_meta);
+        xcp.apply(hdr, std_meta);
 #endif
     }
 }

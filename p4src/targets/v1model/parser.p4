@@ -59,8 +59,18 @@ parser RcpParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
         }
     }
 
+    // XCP's header behind a forward RCP header that announces it, as the ns-3 router reads it: a datagram too
+    // short to hold it passes as RCP alone.
     state parse_rcp {
         packet.extract(hdr.rcp);
+        transition select(hdr.rcp.flags, hdr.udp.length >= UDP_HEADER_BYTES + RCP_HEADER_BYTES + XCP_HEADER_BYTES) {
+            (RCP_FLAG_XCP &&& RCP_FLAG_XCP, true): parse_xcp;
+            default: accept;
+        }
+    }
+
+    state parse_xcp {
+        packet.extract(hdr.xcp);
         transition accept;
     }
 }
@@ -94,6 +104,7 @@ control RcpDeparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.udp);
         packet.emit(hdr.tcp);
         packet.emit(hdr.rcp);
+        packet.emit(hdr.xcp);
     }
 }
 

@@ -122,3 +122,32 @@ def test_a_killed_sender_voids_the_run_and_says_which(tmp_path):
     [problem] = [p for p in meta["problems"] if "h2->r2" in p]
     assert "did not complete" in problem and "killed by SIGKILL" in problem, meta["problems"]
     assert not any("h1->r1" in p for p in meta["problems"]), meta["problems"]
+
+
+def test_two_xcp_flows_share_the_bottleneck_of_a_p4_xcp_router(tmp_path):
+    """The scheme xcp on Mininet: XCP hosts over the v1model XCP router and XCP's loop. Both flows arrive whole
+    and nothing is dropped; in the steady state d is the path's RTT, the link is mostly full and the two flows
+    deliver about the same."""
+    require_toolchain("simple_switch")
+    if not hosts.HOST_BINARY.is_file():
+        pytest.fail(f"{hosts.HOST_BINARY} missing although the toolchain is there: run 'make hosts'")
+    exp = load_experiment(Path(__file__).with_name("e2e-xcp.toml"))
+    [variant] = exp.variants()
+    meta, out = valid_run(exp, variant, "xcp", tmp_path)
+    assert list(meta["bottleneck_drops"].values()) == [0], "XCP keeps the queue small: nothing dropped"
+    sent = [f for name in ("h1", "h2") for f in read_jsonl(out.root / f"flows_{name}.jsonl")]
+    assert len(sent) == 2 and all(f["completed"] and f["verified"] for f in sent), sent
+    begin = max(f["start_unix_s"] for f in sent) + SETTLE_S
+    end = min(f["start_unix_s"] + f["fct_s"] for f in sent) - ENDING_S
+    sw, port = variant.topology.bottlenecks[0]
+    control = [r for r in read_jsonl(out.root / f"control_{sw}.jsonl") if r["port"] == port]
+    steady = [r for r in control if begin <= r["time"] <= end]
+    assert len(steady) > 20, "too few control intervals"
+    C = control[0]["C_bps"]
+    utilisation = statistics.fmean(r["y_bps"] for r in steady) / C
+    d = statistics.median(r["d_s"] for r in steady)
+    print(f"C {C / 1e6:.2f} Mb/s, utilisation {utilisation:.2f}, d {d * 1e3:.1f} ms")
+    assert 0.040 <= d < 0.080              # the 40 ms path and what the queue adds
+    assert utilisation >= 0.8
+    goodput = [f["size_bytes"] / f["fct_s"] for f in sent]
+    assert min(goodput) / max(goodput) > 0.7, goodput

@@ -70,3 +70,8 @@ def test_a_controller_process_is_given_the_runs_topology_and_parameters(tmp_path
     assert rcp_params(args.preset, args.param, again.data_frame_bytes)[1] == params
     with pytest.raises(ValueError, match="thread, process"):
         Network(topology, Path("unused.json"), tmp_path, control_plane="elsewhere")
+    assert args.router == "rcp" and network._mtu == topology.data_frame_bytes - 14
+    # an xcp scheme's network: XCP's loop in the controller, and an MTU that holds the congestion header
+    xcp = Network(topology, Path("unused.json"), tmp_path, control_plane="process", router="xcp")
+    assert parse_args(xcp.controller_command("s1", params)[3:]).router == "xcp"
+    assert xcp._mtu == topology.data_frame_bytes - 14 + 12
