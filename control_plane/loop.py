@@ -379,6 +379,7 @@ class ControlLoop:
         police = ps.police if p.police else None
         return {"time": self.wall_clock(), "switch": self.switch.name, "port": ps.port,
                 "C_bps": ps.C_bps, "R_bps": ps.R_bps, "y_bps": y, "q_bytes": q / 8, "q_law_bytes": q_law / 8,
+                "R_heard_bps": ps.R_sent[0][1],
                 "d0_s": ps.d0_s, "T_s": T, "period_s": elapsed, "rtt_samples": d_rtt_count,
                 "y_unit": "bytes" if slot_bytes is None else "slots", "slot_bytes": slot_bytes,
                 "y_bytes_bps": y_bytes, "input_packets": d_packets, "input_bytes": d_bytes,

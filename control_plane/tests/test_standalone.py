@@ -40,7 +40,8 @@ def test_every_rcp_parameter_goes_through_the_command_line():
     """arguments_for and rcp_params are inverses, for every field of RcpParams: a runner that starts the
     standalone controller loses none of an experiment's parameters."""
     changed = RcpParams(alpha=0.6, beta=0.2, gamma=0.95, q0_bytes=1500.0, R_min_bps=20e3, R_init_fraction=0.1,
-                        d0_init_s=0.05, d0_estimator="ns2", d0_gain=0.2, T_max_s=0.005, first_jitter=0.1,
+                        d0_init_s=0.05, d0_estimator="ns2", d0_gain=0.2, T_max_s=0.005, queue_reads=1,
+                        overload_floor=False, first_jitter=0.1,
                         queue_packet_bytes=1000, dscp_weights={10: 0.5, 46: 0.25}, police=True, police_margin=0.05,
                         police_slack_s=0.02, police_burst_packets=3.0, feedforward=False)
     assert all(getattr(changed, f.name) != getattr(RcpParams(), f.name) for f in fields(RcpParams)), \

@@ -144,11 +144,13 @@ def test_a_controller_killed_and_restarted_mid_run_resumes_R_and_nothing_jumps_o
     first_two = after[:2]
     assert all(abs(r["R_bps"] - R_before) <= 0.05 * R_before for r in first_two), (R_before, first_two)
     # no spike: R, the queue and the senders' rates over the 2 s after the restart stay within what the
-    # 2 s before the kill saw (5% above its largest R; 3 packets above its longest queue)
+    # 2 s before the kill saw (5% above its largest R; 3 packets above its longest queue, or above the queue
+    # the restarted loop found: the last R, a little above the flows' share, builds one while no loop runs)
     window = [r for r in after if r["time"] <= restart + 2.0]
     R_max = max(r["R_bps"] for r in before)
     assert max(r["R_bps"] for r in window) <= 1.05 * R_max
-    assert max(r["q_bytes"] for r in window) / FRAME <= max(r["q_bytes"] for r in before) / FRAME + 3
+    found = max(max(r["q_bytes"] for r in before), window[0]["q_bytes"])
+    assert max(r["q_bytes"] for r in window) / FRAME <= found / FRAME + 3
     for name in ("h1", "h2"):
         [flow] = read_jsonl(out.flows(name))
         rates = [t["rate_kbps"] for t in read_jsonl(out.trace(name)) if t["event"] == "rate"

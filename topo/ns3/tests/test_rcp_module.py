@@ -15,7 +15,7 @@ import pytest
 
 from p4rcp.dataplane import rate_cell
 from p4rcp.protocol import DATA, FLAG_ENDING, RCP_UDP_PORT, SYN
-from p4rcp.rcp_law import rcp_feedforward, rcp_rate
+from p4rcp.rcp_law import rcp_feedforward, rcp_overload_floor, rcp_rate
 from topo.ns3 import build
 from topo.ns3.tests import simulation
 from topo.ns3.tests.simulation import finish, read, start_run
@@ -98,9 +98,10 @@ def test_a_stamped_rate_never_exceeds_r(ns3, tmp_path):
 
 
 def test_the_r_trace_is_the_laws(ns3, tmp_path):
-    """Each interval's R is rcp_rate() of the previous R and the interval's measured inputs, then the
-    feedforward of the flows that arrived and are ending (rcp_feedforward); y is the frame
-    bytes that arrived at the port, every SYN, DATA and FIN the senders sent."""
+    """Each interval's R is rcp_rate() of the previous R and the interval's measured inputs (q the least of
+    the last queue_reads reads), held at the overload floor, then the feedforward of the flows that arrived
+    and are ending (rcp_feedforward); y is the frame bytes that arrived at the port, every SYN, DATA and FIN
+    the senders sent."""
     # A queue deep enough for the second flow's start at the first one's rate (RCP's overshoot): no loss.
     exp = experiment(tmp_path, [0, 0.5], duration_s=3, name="law", queue_packets=1000)
     run = start_run(ns3, exp, tmp_path / "run")
@@ -108,10 +109,15 @@ def test_the_r_trace_is_the_laws(ns3, tmp_path):
     records = read(tmp_path / "run" / "control_s1.jsonl")
     p = exp.rcp_params(exp.scheme("rcp"))
     assert len(records) > 200
-    for prev, r in zip(records, records[1:]):
+    for k, (prev, r) in enumerate(zip(records, records[1:]), start=1):
+        assert r["q_law_bytes"] == min(x["q_bytes"] for x in records[max(0, k + 1 - p.queue_reads):k + 1])
         assert r["y_bps"] == pytest.approx(r["input_bytes"] * 8 / r["period_s"], rel=1e-12)
-        expected = rcp_rate(prev["R_bps"], r["period_s"], r["d0_s"], r["C_bps"], r["y_bps"], r["q_bytes"] * 8,
+        expected = rcp_rate(prev["R_bps"], r["period_s"], r["d0_s"], r["C_bps"], r["y_bps"], r["q_law_bytes"] * 8,
                             alpha=p.alpha, beta=p.beta, gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps)
+        if p.overload_floor:
+            floor = rcp_overload_floor(r["R_heard_bps"], r["C_bps"], r["y_bps"], r["q_law_bytes"] * 8, r["d0_s"],
+                                       gamma=p.gamma)
+            expected = max(expected, min(floor, prev["R_bps"]))
         if p.feedforward:
             expected = rcp_feedforward(expected, prev["R_bps"], r["C_bps"], r["arrivals"], r["departures"],
                                        gamma=p.gamma, R_min=p.R_min_bps)
