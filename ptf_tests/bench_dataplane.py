@@ -1,5 +1,7 @@
 """make bench-dataplane: what RCP costs simple_switch per packet, p4rcp against
 the same program without RCP (routing only), same traffic, same run.
+--frames xcp: what the XCP router of the same program costs instead (XCP DATA
+frames whose feedback every frame lowers, on a port the XCP loop would control).
 
 Frames are RCP DATA packets that the RCP build samples and stamps (its worst
 case: every RCP operation runs on every packet), with both of its features on
@@ -51,7 +53,7 @@ from scapy.layers.l2 import Ether
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
-from p4rcp.protocol import RCP
+from p4rcp.protocol import FLAG_XCP, RCP, XCP
 from p4rcp.toolchain import BUILD_JSON, BUILD_PLAIN_JSON, bmv2_build, bmv2_build_line
 from p4rcp.topology import Route
 from p4rcp.veth import VethPairs, free_tcp_port
@@ -71,12 +73,30 @@ DRAIN_S = 0.2                # longer than the deep queue takes to empty at the 
 SWITCH_CPU, SENDER_CPU = 1, 0
 DSCP, WEIGHT_CLASS = 10, 1   # the frames' DSCP and the weight class the features map it to
 FEATURES = {"on", "off"}
+FRAMES = {"rcp", "xcp"}
+# XCP: coefficients of the order the law gives at 100 Mb/s and 20 ms (xi_p bytes / s^2, xi_n 1 / s), and a
+# request no frame's feedback reaches, so that every frame is summed and has its feedback lowered.
+XI_P, XI_N = 3e8, 20.0
+XCP_RTT_US, XCP_X_NS, XCP_CWND = 20_000, 200_000, 150_000
 
 
-def frame() -> bytes:
+def frame(kind: str = "rcp") -> bytes:
     pkt = (Ether(src="00:00:00:00:00:01", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.1.2", tos=DSCP << 2)
-           / UDP(sport=40000, dport=6577) / RCP(rate_kbps=10**6, rtt_us=40_000))
+           / UDP(sport=40000, dport=6577))
+    if kind == "xcp":
+        pkt = pkt / RCP(rate_kbps=10**6, rtt_us=XCP_RTT_US, flags=FLAG_XCP) / XCP(
+            cwnd_bytes=XCP_CWND, x_ns=XCP_X_NS, feedback=(1 << 31) - 1)
+    else:
+        pkt = pkt / RCP(rate_kbps=10**6, rtt_us=40_000)
     return bytes(pkt / bytes(1000 - len(pkt)))
+
+
+def configure_xcp(driver: Bmv2ThriftDriver) -> None:
+    """XCP on port 1 as its loop sets it up (RCP's stamp there too: the frames are RCP packets)."""
+    driver.install_weight_classes([1], {})
+    driver.write_rates_kbps({dp.rate_cell(1, 0): 5000})
+    driver.write_xcp_cells({1: (dp.xcp_xi_p_cell(XI_P), dp.xcp_xi_n_cell(XI_N))})
+    driver.wait_for_writes()
 
 
 def configure_rcp(driver: Bmv2ThriftDriver, features: str) -> None:
@@ -202,7 +222,7 @@ class Running:
     out: str
 
 
-def start(stack: ExitStack, json_path: Path, tag: str, features: str) -> Running:
+def start(stack: ExitStack, json_path: Path, tag: str, features: str, frames: str) -> Running:
     """simple_switch with the program, every thread pinned to the switch core, routing 10.0.1.0/24 to port 1,
     and a raw socket into its port 0."""
     veths = stack.enter_context(VethPairs(2, tag=tag))
@@ -215,7 +235,7 @@ def start(stack: ExitStack, json_path: Path, tag: str, features: str) -> Running
     driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
     driver.set_queue(1, None, DEPTH_PKTS)
     if json_path == BUILD_JSON:
-        configure_rcp(driver, features)
+        configure_xcp(driver) if frames == "xcp" else configure_rcp(driver, features)
     driver.close()
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     stack.callback(sock.close)
@@ -230,13 +250,13 @@ def mean_window(windows: list[Window]) -> Window:
                   sum(w.cpu_us_per_pkt for w in windows) / n, max(w.lost_share for w in windows))
 
 
-def one_round(seconds: float, features: str) -> dict[str, Round]:
+def one_round(seconds: float, features: str, frames: str) -> dict[str, Round]:
     """Both programs run at once, each on its own switch (idle, a switch takes no CPU); the CPU windows
     alternate between them in ABBA order, CPU_CYCLES times, so that the machine's drift, which moved a
     program's cost by up to 15% between windows 20 s apart, hits both alike. Then each one's loss-free rate."""
     with ExitStack() as stack:
-        running = {name: start(stack, path, f"b{name[0]}", features) for name, path in PROGRAMS.items()}
-        data, order = frame(), list(PROGRAMS)
+        running = {name: start(stack, path, f"b{name[0]}", features, frames) for name, path in PROGRAMS.items()}
+        data, order = frame(frames), list(PROGRAMS)
         windows: dict[str, list[Window]] = {name: [] for name in PROGRAMS}
         for _ in range(CPU_CYCLES):
             for name in order + order[::-1]:
@@ -257,7 +277,11 @@ def main(argv=None) -> int:
                     f"{2 * CPU_CYCLES} per program and round)")
     ap.add_argument("--features", choices=sorted(FEATURES), default="on",
                     help="weight classes and policing on the RCP program's frames (default: %(default)s)")
+    ap.add_argument("--frames", choices=sorted(FRAMES), default="rcp",
+                    help="RCP DATA frames, or XCP DATA frames through the XCP router (default: %(default)s)")
     args = ap.parse_args(argv)
+    if args.frames == "xcp" and args.features == "off":
+        ap.error("--features is RCP's: XCP frames run without weights or policing")
     for path in PROGRAMS.values():
         if not path.is_file():
             print(f"bench-dataplane: {path} missing: run 'make build build-plain'", file=sys.stderr)
@@ -266,13 +290,14 @@ def main(argv=None) -> int:
         print("bench-dataplane: needs two CPUs (the switch on one, the sender on the other)", file=sys.stderr)
         return 2
     print(bmv2_build_line(bmv2_build()), flush=True)
-    print(f"RCP program's features (weight class, policing) on every frame: {args.features}", flush=True)
+    print("frames: XCP DATA through the XCP router" if args.frames == "xcp" else
+          f"RCP program's features (weight class, policing) on every frame: {args.features}", flush=True)
     affinity = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {SENDER_CPU})
     results: dict[str, list[Round]] = {name: [] for name in PROGRAMS}
     try:
         for r in range(args.rounds):
-            for name, res in one_round(args.seconds, args.features).items():
+            for name, res in one_round(args.seconds, args.features, args.frames).items():
                 results[name].append(res)
                 print(f"round {r + 1}: {name:5s} at {res.cpu.offered_pps:6.0f} pkt/s: {res.cpu.cpu_us_per_pkt:5.1f} us "
                       f"CPU/pkt ({res.cpu.forwarded_pps:6.0f} out); loss-free up to {res.loss_free.offered_pps:6.0f} "
@@ -286,7 +311,8 @@ def main(argv=None) -> int:
     cost = {n: statistics.median(x.cpu.cpu_us_per_pkt for x in rs) for n, rs in results.items()}
     rate = {n: statistics.median(x.loss_free.forwarded_pps for x in rs) for n, rs in results.items()}
     print(f"\n{'':22s}{'us CPU/pkt':>12s}{'pkt/s per core':>16s}{'loss-free pkt/s':>17s}   (medians of {args.rounds})")
-    for name, label in (("plain", "routing only (plain)"), ("rcp", f"p4rcp (features {args.features})")):
+    mine = "p4rcp, XCP frames" if args.frames == "xcp" else f"p4rcp (features {args.features})"
+    for name, label in (("plain", "routing only (plain)"), ("rcp", mine)):
         print(f"{label:22s}{cost[name]:12.1f}{1e6 / cost[name]:16.0f}{rate[name]:17.0f}")
     print(f"forwarding-rate ratio rcp / plain: {rate_ratio:.3f} (median of the rounds; the highest rate each forwards "
           f"losing at most {LOSS_FREE_SHARE:.1%}, RFC 2544's throughput)")

@@ -1,5 +1,6 @@
 """bench-dataplane measures what it says: with --features on every frame is classified into its weight class,
-counted in its policing cell, never dropped, and stamped; with off, stamped and nothing else."""
+counted in its policing cell, never dropped, and stamped; with off, stamped and nothing else; with --frames xcp,
+every frame is summed by the XCP router and has its feedback lowered."""
 
 import os
 import socket
@@ -16,12 +17,13 @@ from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
 from p4rcp.police import Flow, row_indices
-from p4rcp.protocol import RCP
+from p4rcp.protocol import RCP, XCP
 from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route
 from p4rcp.veth import VethPairs, free_tcp_port
-from ptf_tests.bench_dataplane import _cpu_seconds, configure_rcp, frame, pin_threads
+from ptf_tests.bench_dataplane import (XCP_RTT_US, XCP_X_NS, _cpu_seconds, configure_rcp, configure_xcp, frame,
+                                       pin_threads)
 
 FRAMES = 20
 
@@ -57,6 +59,31 @@ def test_every_frame_pays_for_the_features_it_claims(features):
                 assert 0 < cell <= FRAMES * len(data)
             else:
                 assert cell == 0
+            driver.close()
+
+
+def test_every_xcp_frame_is_summed_and_has_its_feedback_lowered():
+    require_toolchain("simple_switch")
+    with VethPairs(2, tag="bx") as veths:
+        port = free_tcp_port()
+        with SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), port):
+            driver = Bmv2ThriftDriver(port)
+            driver.connect()
+            driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
+            configure_xcp(driver)
+            rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
+            rx.bind((veths.host_side[1], 0))
+            rx.settimeout(2)
+            tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+            tx.bind((veths.host_side[0], 0))
+            data = frame("xcp")
+            for _ in range(FRAMES):
+                tx.send(data)
+            feedback = [Ether(rx.recv(2048))[XCP].feedback for _ in range(FRAMES)]
+            assert len(set(feedback)) == 1 and feedback[0] < Ether(data)[XCP].feedback
+            time.sleep(0.1)
+            sums = driver.read_xcp_cells([1])[1]
+            assert (sums.sum_x_ns, sums.sum_rtt_x_us_ns) == (FRAMES * XCP_X_NS, FRAMES * XCP_RTT_US * XCP_X_NS)
             driver.close()
 
 
