@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -26,3 +28,12 @@ def require_toolchain(*tools: str) -> None:
             pytest.skip(f"SKIPPED: needs p4c-bm2-ss to build {BUILD_JSON.name} (not on PATH or in {TOOLCHAIN_DIR}); "
                         f"{INSTALL_HINT}")
         pytest.fail(f"{BUILD_JSON} is missing although p4c is installed: run 'make build'")
+
+
+def wait_for(cond: Callable[[], object], timeout: float, message: str, poll_s: float = 0.05) -> None:
+    """Return once cond() holds; raise AssertionError(message) if it still does not after timeout seconds."""
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError(message)
+        time.sleep(poll_s)

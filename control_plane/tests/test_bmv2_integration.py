@@ -18,7 +18,7 @@ from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.protocol import RCP
-from p4rcp.testing import BUILD_JSON, require_toolchain
+from p4rcp.testing import BUILD_JSON, require_toolchain, wait_for
 from p4rcp.topology import Route, Switch, SwitchPort
 from p4rcp.veth import VethPairs, free_tcp_port
 from scapy.layers.inet import IP, UDP
@@ -91,7 +91,7 @@ def test_R_rises_falls_and_survives_a_restart(network):
     try:
         # Offered load at half of C: R climbs from 5% of C to the clamp gamma*C.
         sender.pps = QUEUE_PPS / 2
-        _wait_for(lambda: loop.ports[1].R_bps >= 0.99 * C, 20, "R never rose to C under light load")
+        wait_for(lambda: loop.ports[1].R_bps >= 0.99 * C, 20, "R never rose to C under light load")
         assert records[-1]["d0_s"] == pytest.approx(RTT_US / 1e6, rel=0.2)
         # y over the last 20 intervals: at 100 pkt/s a 10-ms interval holds one packet, give or take the
         # sender's timer, so one interval's y is 0, C/2 or C (the last interval alone failed 1 run in 6)
@@ -108,8 +108,8 @@ def test_R_rises_falls_and_survives_a_restart(network):
         # Offered load at 1.5 C: a standing queue, y > C; R falls well below C.
         overload_start = len(records)
         sender.pps = QUEUE_PPS * 1.5
-        _wait_for(lambda: loop.ports[1].R_bps < 0.5 * C, 20, "R never fell under overload")
-        _wait_for(lambda: max(r["q_bytes"] for r in records[overload_start:]) > 10 * FRAME, 10,
+        wait_for(lambda: loop.ports[1].R_bps < 0.5 * C, 20, "R never fell under overload")
+        wait_for(lambda: max(r["q_bytes"] for r in records[overload_start:]) > 10 * FRAME, 10,
                   "the control plane never saw the standing queue")
 
         # The switch dies and comes back empty: the loop re-installs routes, queues and R by itself.
@@ -118,9 +118,9 @@ def test_R_rises_falls_and_survives_a_restart(network):
         time.sleep(1.0)
         switch.start()
         probe.connect()
-        _wait_for(lambda: _switch_programmed(probe), 20, "the loop did not re-program the restarted switch")
+        wait_for(lambda: _switch_programmed(probe), 20, "the loop did not re-program the restarted switch")
         n = len(records)
-        _wait_for(lambda: len(records) > n + 50, 10, "the loop stopped producing intervals after the restart")
+        wait_for(lambda: len(records) > n + 50, 10, "the loop stopped producing intervals after the restart")
         assert all(r["R_bps"] >= loop.params.R_min_bps for r in records)
         assert probe.read_counter(dp.COUNTER_INPUT, 1).packets > 0
     finally:
@@ -137,14 +137,6 @@ def _switch_programmed(probe) -> bool:
     except SwitchUnavailable:
         probe.connect()
         return False
-
-
-def _wait_for(cond, timeout, message):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(message)
-        time.sleep(0.05)
 
 
 def test_a_switch_programmed_without_a_loop_caps_nothing(network):

@@ -7,6 +7,7 @@ from control_plane.loop import ControlLoop, CounterWentBackwards, counter_delta
 from control_plane.tests.fake_driver import FakeDriver
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
+from p4rcp.testing import wait_for
 from p4rcp.topology import Switch, SwitchPort, TopologyError, build_topology
 
 TOPO = build_topology({"kind": "dumbbell", "pairs": 2, "rtt_ms": 40, "bottleneck_mbps": 12,
@@ -306,12 +307,8 @@ def test_set_capacity_moves_the_clamp():
         loop.set_capacity(99, C)
 
 
-def _wait_for(cond, timeout=5.0):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.005)
+def _wait_for(cond):
+    wait_for(cond, 5.0, "condition not met in time", poll_s=0.005)
 
 
 def test_ns2_estimator_keeps_d0_near_the_larger_rtts_and_reuses_the_last_sample():

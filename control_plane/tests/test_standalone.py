@@ -25,7 +25,7 @@ from control_plane.simple_switch import SimpleSwitch
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.protocol import RCP
-from p4rcp.testing import BUILD_JSON, require_toolchain
+from p4rcp.testing import BUILD_JSON, require_toolchain, wait_for
 from p4rcp.toolchain import ROOT
 from p4rcp.topology import load_topology
 from p4rcp.veth import VethPairs, free_tcp_port
@@ -89,7 +89,7 @@ class Controller:
         return self.stderr.read_text(errors="replace")
 
     def wait_for(self, what: str, timeout: float = 30.0, count: int = 1) -> None:
-        _wait_for(lambda: self.text().count(what) >= count, timeout,
+        wait_for(lambda: self.text().count(what) >= count, timeout,
                   f"the controller never said {what!r} ({count}x):\n{self.text()[-3000:]}")
 
     def records(self) -> list[dict]:
@@ -99,14 +99,6 @@ class Controller:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(5)
-
-
-def _wait_for(cond, timeout, message):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(message)
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -161,7 +153,7 @@ def test_a_killed_controller_leaves_the_last_R_stamped_and_its_successor_resumes
     first = start("first")
     first.wait_for("programmed it: port 3 R 0.750 Mb/s")       # a fresh switch: R starts at 0.05 C
     # at half the capacity R climbs to C, its clamp
-    _wait_for(lambda: _at_clamp(first), 20, "R never reached C")
+    wait_for(lambda: _at_clamp(first), 20, "R never reached C")
     first.proc.send_signal(signal.SIGKILL)
     first.proc.wait(5)
     R_before = first.records()[-1]["R_bps"]
@@ -172,7 +164,7 @@ def test_a_killed_controller_leaves_the_last_R_stamped_and_its_successor_resumes
     second = start("second")
     second.wait_for(f"resumed the switch's state: port 3 R {R_before / 1e6:.3f} Mb/s (routes unchanged, "
                     "weight classes unchanged)")
-    _wait_for(lambda: len([r for r in second.records() if r["time"] > second.started_unix_s]) >= 2, 10,
+    wait_for(lambda: len([r for r in second.records() if r["time"] > second.started_unix_s]) >= 2, 10,
               "the second controller produced no interval")
     after = [r for r in second.records() if r["time"] > second.started_unix_s][:2]
     assert all(abs(r["R_bps"] - R_before) <= 0.05 * R_before for r in after), (R_before, after)
@@ -184,7 +176,7 @@ def test_the_controller_reconnects_with_backoff_and_reprograms_a_restarted_switc
     controller = start("controller")
     controller.wait_for("synchronised")
     # at its clamp R stays put, so the R the restarted switch is given is the R it goes on stamping
-    _wait_for(lambda: _at_clamp(controller), 20, "R never reached C")
+    wait_for(lambda: _at_clamp(controller), 20, "R never reached C")
     switch.process.kill()                  # simple_switch dies ...
     switch.stop()
     for delay in ("0.1", "0.2", "0.4"):    # ... the controller retries, backing off

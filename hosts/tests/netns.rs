@@ -159,23 +159,14 @@ fn setup(tag: &str, loss_pct: f64, reorder_pct: f64) -> Option<Bed> {
     }
 }
 
-const SCHEMES: [&str; 8] = [
-    "rcp",
-    "allegro",
-    "allegro-ref",
-    "vivace",
-    "vivace-loss",
-    "vivace-latency",
-    "fixed:5mbit",
-    "tcp",
-];
 const SIZE: u64 = 200_000;
 
 /// All schemes at once over the bed; every byte must arrive exactly once.
 fn delivery(tag: &str, loss_pct: f64) {
     let Some(bed) = setup(tag, loss_pct, 25.0) else { return };
     let base: u64 = 5000;
-    let flows: Vec<_> = SCHEMES
+    let schemes: Vec<&str> = RATE_SCHEMES.into_iter().chain(["fixed:5mbit", "tcp"]).collect();
+    let flows: Vec<_> = schemes
         .iter()
         .enumerate()
         .map(|(i, cc)| {
@@ -212,7 +203,7 @@ fn delivery(tag: &str, loss_pct: f64) {
         assert_eq!(r["size_bytes"], SIZE, "{cc}: {r}");
         ids.push(r["flow_id"].as_u64().unwrap_or(0));
     }
-    let rr = wait_for_lines(&bed.recv_out, SCHEMES.len(), 20.0);
+    let rr = wait_for_lines(&bed.recv_out, schemes.len(), 20.0);
     for id in ids {
         let mine: Vec<_> = rr.iter().filter(|x| x["flow_id"].as_u64() == Some(id)).collect();
         assert_eq!(mine.len(), 1, "flow {id}: receiver records {rr:?}");

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 import tomli_w
@@ -140,40 +141,39 @@ def test_a_mutated_topology_loads_as_written_or_stops_with_one_line(tmp_path, mu
     assert topology.kind == data["kind"]
 
 
+def edited_experiment(tmp_path, name: str, edit) -> Path:
+    """experiments/<name> with edit(data) applied to its data, written to tmp_path/<name>."""
+    data = tomllib.loads((EXPERIMENTS_DIR / name).read_text())
+    edit(data)
+    path = tmp_path / name
+    path.write_text(tomli_w.dumps(data))
+    return path
+
+
 @pytest.mark.parametrize("edit,message", [
     (("load", "laod"), "unknown key 'laod'; did you mean 'load'?"),
     (("duration_s", "duration"), "unknown key 'duration'; did you mean 'duration_s'?"),
 ])
 def test_a_misspelt_key_names_the_closest_known_one(tmp_path, edit, message):
-    data = tomllib.loads((EXPERIMENTS_DIR / "fct-short.toml").read_text())
-    data[edit[1]] = data.pop(edit[0])
-    path = tmp_path / "fct-short.toml"
-    path.write_text(tomli_w.dumps(data))
+    path = edited_experiment(tmp_path, "fct-short.toml", lambda d: d.update({edit[1]: d.pop(edit[0])}))
     with pytest.raises(ExperimentError, match=re.escape(f"fct-short.toml: {message}")):
         load_experiment(path)
 
 
 def test_unknown_keys_are_refused_at_every_level(tmp_path):
-    base = tomllib.loads((EXPERIMENTS_DIR / "fct.toml").read_text())
     for where, edit in {"[topology_params]": lambda d: d["topology_params"].update(bottlneck_mbps=10),
                         "[[poisson]] #2": lambda d: d["poisson"][1].update(size="fixed:1000"),
                         "[scheme.mine]": lambda d: d.update(scheme={"mine": {"cc": "rcp", "ccc": "rcp"}}),
                         "[scheme.mine] rcp": lambda d: d.update(scheme={"mine": {"cc": "rcp", "rcp": {"alhpa": 1}}}),
                         "[sweep]": lambda d: d["sweep"].update(lod=[0.5])}.items():
-        data = tomllib.loads(tomli_w.dumps(base))
-        edit(data)
-        path = tmp_path / "fct.toml"
-        path.write_text(tomli_w.dumps(data))
+        path = edited_experiment(tmp_path, "fct.toml", edit)
         with pytest.raises(ExperimentError, match=re.escape(f"fct.toml {where}: unknown key")):
             load_experiment(path)
 
 
 def test_an_impossible_workload_stops_before_any_network(tmp_path):
     """A Pareto shape below 1 has no mean; the hosts' parser says so."""
-    data = tomllib.loads((EXPERIMENTS_DIR / "fct-short.toml").read_text())
-    data["poisson"][0]["sizes"] = "pareto:0.5:25000"
-    path = tmp_path / "fct-short.toml"
-    path.write_text(tomli_w.dumps(data))
+    path = edited_experiment(tmp_path, "fct-short.toml", lambda d: d["poisson"][0].update(sizes="pareto:0.5:25000"))
     with pytest.raises(ExperimentError, match=r"fct-short.toml: poisson flow of h1 of rcp: .*shape"):
         check_with_hosts(load_experiment(path))
 

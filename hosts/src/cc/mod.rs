@@ -279,6 +279,22 @@ pub(crate) fn test_ctx() -> Ctx {
     }
 }
 
+/// Every `--cc` that runs over UDP, once each (`fixed` at 4 Mb/s), for the
+/// tests that go through them all.
+#[cfg(test)]
+pub(crate) const UDP_SCHEMES: [&str; 10] = [
+    "rcp",
+    "allegro",
+    "allegro-ref",
+    "vivace",
+    "vivace-loss",
+    "vivace-latency",
+    "vivace-stop",
+    "vivace-loss-p4rcp",
+    "fixed:4mbit",
+    "xcp",
+];
+
 /// A report of an interval at `rate` with utility-relevant fields set.
 #[cfg(test)]
 pub(crate) fn report(id: u64, rate: f64, loss: f64) -> MiReport {

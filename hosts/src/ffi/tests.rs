@@ -261,19 +261,7 @@ fn every_udp_scheme_of_the_hosts_runs_through_it_and_recovers_losses() {
         stamp_kbps: u32::MAX,
         ..clean_path()
     };
-    let schemes = [
-        "rcp",
-        "allegro",
-        "allegro-ref",
-        "vivace",
-        "vivace-loss",
-        "vivace-latency",
-        "vivace-stop",
-        "vivace-loss-p4rcp",
-        "fixed:4mbit",
-        "xcp",
-    ];
-    for scheme in schemes {
+    for scheme in crate::cc::UDP_SCHEMES {
         let (sent, received, _) = run(&[(scheme, 300_000)], &path);
         let (s, r) = (&sent[0], &received[0]);
         assert_eq!(

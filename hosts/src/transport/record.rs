@@ -130,17 +130,25 @@ pub struct TraceLine {
 }
 
 impl TraceLine {
-    /// The periodic sample of a TCP flow: a congestion window per smoothed
-    /// RTT as its rate, the bytes the peer acknowledged as its goodput.
-    pub fn tcp_sample(flow_id: u32, t_s: f64, cwnd_kbps: f64, srtt_s: f64, goodput_kbps: f64) -> TraceLine {
+    /// A line of `event` with what every line holds, rounded as records
+    /// are; the fields of particular events empty.
+    pub fn new(
+        flow_id: u32,
+        event: &'static str,
+        t_s: f64,
+        rate_kbps: f64,
+        srtt_s: f64,
+        mi_loss: f64,
+        state: &'static str,
+    ) -> TraceLine {
         TraceLine {
             flow_id,
-            event: "sample",
+            event,
             t_s: round(t_s, 6),
-            rate_kbps: round(cwnd_kbps, 3),
+            rate_kbps: round(rate_kbps, 3),
             srtt_ms: round(srtt_s * 1e3, 3),
-            mi_loss: 0.0,
-            goodput_kbps: Some(round(goodput_kbps, 3)),
+            mi_loss: round(mi_loss, 5),
+            goodput_kbps: None,
             send_kbps: None,
             loss: None,
             mi_rate_kbps: None,
@@ -148,7 +156,16 @@ impl TraceLine {
             rtt_gradient: None,
             rtt_samples: None,
             rtt_scatter: None,
-            state: "tcp",
+            state,
+        }
+    }
+
+    /// The periodic sample of a TCP flow: a congestion window per smoothed
+    /// RTT as its rate, the bytes the peer acknowledged as its goodput.
+    pub fn tcp_sample(flow_id: u32, t_s: f64, cwnd_kbps: f64, srtt_s: f64, goodput_kbps: f64) -> TraceLine {
+        TraceLine {
+            goodput_kbps: Some(round(goodput_kbps, 3)),
+            ..TraceLine::new(flow_id, "sample", t_s, cwnd_kbps, srtt_s, 0.0, "tcp")
         }
     }
 }

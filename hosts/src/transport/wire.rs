@@ -908,8 +908,7 @@ mod tests {
         assert_eq!(cc_code("tcp"), SCHEME_OTHER);
         assert_eq!(cc_name(SCHEME_OTHER), "unknown");
         // every scheme of the hosts that runs over UDP has its code
-        for name in ["rcp", "allegro", "allegro-ref", "vivace", "vivace-loss", "vivace-latency", "vivace-stop",
-                     "vivace-loss-p4rcp", "fixed:1mbit", "xcp"] {
+        for name in crate::cc::UDP_SCHEMES {
             let spec = crate::cc::CcSpec::parse(name).unwrap_or_else(|e| panic!("{e}"));
             assert_ne!(cc_code(&spec.name()), SCHEME_OTHER, "{name}");
         }

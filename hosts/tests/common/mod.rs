@@ -15,6 +15,17 @@ pub fn linkem_bin() -> &'static str {
     env!("CARGO_BIN_EXE_p4rcp-linkem")
 }
 
+/// The rate-based UDP schemes that the delivery tests run from end to end,
+/// each test adding a fixed rate its link carries and TCP.
+pub const RATE_SCHEMES: [&str; 6] = [
+    "rcp",
+    "allegro",
+    "allegro-ref",
+    "vivace",
+    "vivace-loss",
+    "vivace-latency",
+];
+
 /// A temporary directory removed on drop.
 pub struct TempDir(pub PathBuf);
 

@@ -4,6 +4,8 @@ the causes, when every attempt was void; a run void for any other cause fails th
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,20 @@ from topo.mininet.runner import RunOptions, run_scheme
 from topo.schedule import RunDir
 
 ATTEMPTS = 3
+
+
+@contextlib.contextmanager
+def beside(act):
+    """act(stop) on a thread of its own while the body runs (what a test does to a run meanwhile); when the body
+    ends, stop (a threading.Event) is set and the thread joined."""
+    stop = threading.Event()
+    thread = threading.Thread(target=act, args=(stop,))
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def machine_limited(meta: dict) -> bool:

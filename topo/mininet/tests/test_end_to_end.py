@@ -20,7 +20,7 @@ from p4rcp.testing import require_toolchain
 from topo import hosts
 from topo.experiment import load_experiment
 from topo.mininet.runner import run_scheme
-from topo.mininet.tests.runs import valid_run
+from topo.mininet.tests.runs import beside, valid_run
 from topo.report import read_jsonl
 from topo.schedule import RunDir
 
@@ -109,14 +109,9 @@ def test_a_killed_sender_voids_the_run_and_says_which(tmp_path):
     exp = load_experiment(Path(__file__).with_name("e2e.toml"))
     [variant] = exp.variants()
     out = RunDir(tmp_path / "run")
-    stop, killed = threading.Event(), []
-    killer = threading.Thread(target=_kill_sender_when_it_runs, args=(out.flows("h2"), 3.0, stop, killed))
-    killer.start()
-    try:
+    killed = []
+    with beside(lambda stop: _kill_sender_when_it_runs(out.flows("h2"), 3.0, stop, killed)):
         meta = run_scheme(exp, variant, "rcp", out)
-    finally:
-        stop.set()
-        killer.join()
     assert killed, "the h2 sender never appeared"
     assert not meta["valid"]
     [problem] = [p for p in meta["problems"] if "h2->r2" in p]

@@ -30,7 +30,7 @@ from p4rcp.toolchain import ROOT
 from topo import hosts
 from topo.experiment import load_experiment
 from topo.mininet.runner import RunOptions, run_scheme
-from topo.mininet.tests.runs import ATTEMPTS, valid_run
+from topo.mininet.tests.runs import ATTEMPTS, beside, valid_run
 from topo.report import read_jsonl
 from topo.schedule import RunDir
 
@@ -80,17 +80,22 @@ def flows_started(out: RunDir) -> bool:
     return out.trace("h1").exists()
 
 
+def once_flows_run(predicate, out: RunDir, stop: threading.Event) -> psutil.Process:
+    """This test's process that matches, once the flows run (or the run is over: stop is set)."""
+    proc = wait_for_one(predicate)
+    while not flows_started(out) and not stop.wait(0.05):
+        pass
+    return proc
+
+
 @contextlib.contextmanager
 def controller_restart(out: RunDir, record: dict):
     """Kill s1's controller process KILL_AT_S into the flows and start the same command RESTART_AFTER_S later;
     the restarted one is stopped after the run."""
-    stop = threading.Event()
-
-    def act():
-        controller = wait_for_one(lambda p: "control_plane" in p.cmdline() and str(out.root) in " ".join(p.cmdline()))
+    def act(stop):
+        controller = once_flows_run(lambda p: "control_plane" in p.cmdline() and str(out.root) in " ".join(p.cmdline()),
+                                    out, stop)
         command = controller.cmdline()
-        while not flows_started(out) and not stop.wait(0.05):
-            pass
         if stop.wait(KILL_AT_S):
             return
         record["kill_unix_s"] = time.time()
@@ -103,13 +108,10 @@ def controller_restart(out: RunDir, record: dict):
             record["proc"] = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=f)
         record["stderr"] = stderr
 
-    thread = threading.Thread(target=act)
-    thread.start()
     try:
-        yield
+        with beside(act):
+            yield
     finally:
-        stop.set()
-        thread.join()
         if "proc" in record:
             record["proc"].terminate()
             record["proc"].wait(10)
@@ -177,12 +179,9 @@ def test_a_killed_switch_voids_the_run_within_a_second_and_everything_is_cleaned
     interfaces, nft, netns = _interfaces(), json.loads(_nft_rules() or "{}"), _netns()
     seen: set[int] = set()
     killed: dict = {}
-    stop = threading.Event()
 
-    def act():
-        switch = wait_for_one(is_switch)
-        while not flows_started(out) and not stop.wait(0.05):
-            pass
+    def act(stop):
+        switch = once_flows_run(is_switch, out, stop)
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline and not stop.is_set():
             seen.update(p.pid for p in our_processes(lambda p: True))     # everything the run started
@@ -191,14 +190,9 @@ def test_a_killed_switch_voids_the_run_within_a_second_and_everything_is_cleaned
             killed["unix_s"] = time.time()
             os.kill(switch.pid, signal.SIGKILL)
 
-    thread = threading.Thread(target=act)
-    thread.start()
-    try:
+    with beside(act):
         meta = run_scheme(exp, variant, "rcp", out)
         returned = time.time()
-    finally:
-        stop.set()
-        thread.join()
     assert killed, "the switch was never killed"
     assert not meta["valid"] and SWITCH_DIED in meta["void_causes"]
     assert "simple_switch s1 was killed by SIGKILL" in meta["problems"][0], meta["problems"]
@@ -219,12 +213,9 @@ def stalled_run(exp, variant, out: RunDir) -> tuple[dict, dict]:
     """A run whose switch is stopped with SIGSTOP KILL_AT_S into the flows and continued 30 ms later; the run's
     metadata and when (unix_s) and how long (s) the switch stood still."""
     stalled: dict = {}
-    stop = threading.Event()
 
-    def act():
-        switch = wait_for_one(is_switch)
-        while not flows_started(out) and not stop.wait(0.05):
-            pass
+    def act(stop):
+        switch = once_flows_run(is_switch, out, stop)
         if stop.wait(KILL_AT_S):
             return
         stalled["unix_s"] = time.time()
@@ -233,13 +224,8 @@ def stalled_run(exp, variant, out: RunDir) -> tuple[dict, dict]:
         os.kill(switch.pid, signal.SIGCONT)
         stalled["s"] = time.time() - stalled["unix_s"]
 
-    thread = threading.Thread(target=act)
-    thread.start()
-    try:
+    with beside(act):
         meta = run_scheme(exp, variant, "rcp", out)
-    finally:
-        stop.set()
-        thread.join()
     assert stalled, "the switch was never stopped"
     return meta, stalled
 

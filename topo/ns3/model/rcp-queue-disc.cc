@@ -1,11 +1,9 @@
 #include "rcp-queue-disc.h"
 
+#include "port-queue.h"
 #include "rcp-header.h"
 
-#include "ns3/drop-tail-queue.h"
 #include "ns3/enum.h"
-#include "ns3/ipv4-queue-disc-item.h"
-#include "ns3/object-factory.h"
 #include "ns3/udp-header.h"
 
 #include <algorithm>
@@ -78,32 +76,12 @@ RcpQueueDisc::QueueDepthPackets() const
 bool
 RcpQueueDisc::ReadForward(Ptr<QueueDiscItem> item, Forward& f)
 {
-    auto ip = DynamicCast<Ipv4QueueDiscItem>(item);
-    if (!ip)
-    {
-        return false;
-    }
-    const Ipv4Header& h = ip->GetHeader();
-    if (h.GetProtocol() != 17 || !h.IsLastFragment() || h.GetFragmentOffset() != 0)
-    {
-        return false;
-    }
-    constexpr uint32_t UDP_HEADER = 8;
     uint8_t b[UDP_HEADER + P4RCP_HEADER_LEN];
-    Ptr<Packet> p = item->GetPacket();
-    if (p->GetSize() < sizeof(b) || p->CopyData(b, sizeof(b)) != sizeof(b))
+    if (!CopyForwardRcp(item, b))
     {
         return false;
     }
-    uint16_t src = (b[0] << 8) | b[1];
-    uint16_t dst = (b[2] << 8) | b[3];
-    uint16_t udpLength = (b[4] << 8) | b[5];
     const uint8_t* rcp = b + UDP_HEADER;
-    if ((src != P4RCP_UDP_PORT && dst != P4RCP_UDP_PORT) || udpLength < sizeof(b) || (rcp[0] >> 4) != P4RCP_VERSION ||
-        !IsForward(rcp[0] & 0x0f))
-    {
-        return false;
-    }
     auto u32 = [rcp](int at) {
         return (uint32_t(rcp[at]) << 24) | (uint32_t(rcp[at + 1]) << 16) | (uint32_t(rcp[at + 2]) << 8) | rcp[at + 3];
     };
@@ -222,17 +200,7 @@ RcpQueueDisc::DoDequeue()
 bool
 RcpQueueDisc::CheckConfig()
 {
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
-    {
-        return false;
-    }
-    if (GetNInternalQueues() == 0)
-    {
-        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize",
-            QueueSizeValue(GetMaxSize())));
-    }
-    return GetNInternalQueues() == 1;
+    return CheckSingleFifo(*this);
 }
 
 void

@@ -1,10 +1,8 @@
 #include "xcp-queue-disc.h"
 
+#include "port-queue.h"
 #include "rcp-header.h"
 
-#include "ns3/drop-tail-queue.h"
-#include "ns3/ipv4-queue-disc-item.h"
-#include "ns3/object-factory.h"
 #include "ns3/udp-header.h"
 
 #include <algorithm>
@@ -55,30 +53,13 @@ class XcpCongestionHeader : public Header
     int32_t feedback = 0;
 };
 
-constexpr uint32_t UDP_HEADER = 8;
-
-// Whether a queued packet is a forward packet of an XCP flow (a UDP datagram to or from the RCP port,
-// version 1, a forward type, FLAG_XCP), from its first bytes alone.
+// Whether a queued packet is a forward packet of an XCP flow (a forward RCP packet with FLAG_XCP and the
+// congestion header behind), from its first bytes alone.
 bool
 IsForwardXcp(Ptr<QueueDiscItem> item)
 {
-    auto ip = DynamicCast<Ipv4QueueDiscItem>(item);
-    if (!ip || ip->GetHeader().GetProtocol() != 17 || ip->GetHeader().GetFragmentOffset() != 0 ||
-        !ip->GetHeader().IsLastFragment())
-    {
-        return false;
-    }
     uint8_t b[UDP_HEADER + P4RCP_HEADER_LEN + P4RCP_XCP_HEADER_LEN];
-    Ptr<Packet> p = item->GetPacket();
-    if (p->GetSize() < sizeof(b) || p->CopyData(b, sizeof(b)) != sizeof(b))
-    {
-        return false;
-    }
-    uint16_t src = (b[0] << 8) | b[1];
-    uint16_t dst = (b[2] << 8) | b[3];
-    const uint8_t* rcp = b + UDP_HEADER;
-    return (src == P4RCP_UDP_PORT || dst == P4RCP_UDP_PORT) && (rcp[0] >> 4) == P4RCP_VERSION &&
-           IsForward(rcp[0] & 0x0f) && (rcp[P4RCP_FLAGS_OFFSET] & P4RCP_FLAG_XCP);
+    return CopyForwardRcp(item, b) && (b[UDP_HEADER + P4RCP_FLAGS_OFFSET] & P4RCP_FLAG_XCP);
 }
 
 } // namespace
@@ -186,17 +167,7 @@ XcpQueueDisc::DoDequeue()
 bool
 XcpQueueDisc::CheckConfig()
 {
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
-    {
-        return false;
-    }
-    if (GetNInternalQueues() == 0)
-    {
-        AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize",
-            QueueSizeValue(GetMaxSize())));
-    }
-    return GetNInternalQueues() == 1;
+    return CheckSingleFifo(*this);
 }
 
 void

@@ -107,23 +107,15 @@ impl SenderFlow {
 
     /// A trace line of `event` with the flow's state at `now`.
     pub(super) fn trace_line(&self, event: &'static str, now: f64) -> TraceLine {
-        TraceLine {
-            flow_id: self.p.flow_id,
+        TraceLine::new(
+            self.p.flow_id,
             event,
-            t_s: round(now - self.t_start, 6),
-            rate_kbps: round(self.pacer.rate(), 3),
-            srtt_ms: round(self.rtt.srtt() * 1e3, 3),
-            mi_loss: round(self.last_loss, 5),
-            goodput_kbps: None,
-            send_kbps: None,
-            loss: None,
-            mi_rate_kbps: None,
-            throughput_kbps: None,
-            rtt_gradient: None,
-            rtt_samples: None,
-            rtt_scatter: None,
-            state: self.cc.state(),
-        }
+            now - self.t_start,
+            self.pacer.rate(),
+            self.rtt.srtt(),
+            self.last_loss,
+            self.cc.state(),
+        )
     }
 
     pub fn record(&self) -> FlowRecord {
