@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from pathlib import Path
 
@@ -131,47 +131,49 @@ def main(argv=None) -> int:
         print(f"control_plane: {e}", file=sys.stderr)
         return 2
 
-    give_up = time.monotonic() + args.connect_timeout
+    try:
+        if not _until_connected(loop.resync, switch.name, args.connect_timeout):
+            return 1
+    except P4RuntimeUnsupported as e:
+        print(f"control_plane: {e}", file=sys.stderr)
+        return 2
+    _run_until_stopped(loop.run, args.duration)
+    driver.close()
+    return 0
+
+
+def _until_connected(connect: Callable[[], None], name: str, timeout_s: float) -> bool:
+    """connect(), again every 0.2 s while the switch is unavailable, for up to timeout_s; False: gave up, said so."""
+    give_up = time.monotonic() + timeout_s
     while True:
         try:
-            loop.resync()
-            break
-        except P4RuntimeUnsupported as e:
-            print(f"control_plane: {e}", file=sys.stderr)
-            return 2
+            connect()
+            return True
         except SwitchUnavailable as e:
             if time.monotonic() > give_up:
-                print(f"control_plane: switch {switch.name} unreachable: {e}", file=sys.stderr)
-                return 1
+                print(f"control_plane: switch {name} unreachable: {e}", file=sys.stderr)
+                return False
             time.sleep(0.2)
 
+
+def _run_until_stopped(run: Callable[[threading.Event], None], duration_s: float | None) -> None:
+    """run(stop) until SIGINT, SIGTERM or duration_s sets stop."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    if args.duration:
-        timer = threading.Timer(args.duration, stop.set)
+    if duration_s:
+        timer = threading.Timer(duration_s, stop.set)
         timer.daemon = True
         timer.start()
-    loop.run(stop)
-    driver.close()
-    return 0
+    run(stop)
 
 
 def run_xcp(args: argparse.Namespace, switch, topology, thrift: Bmv2ThriftDriver) -> int:
     """XCP's loop on the switch, at the average RTT of its XCP traffic, until SIGINT, SIGTERM or --duration."""
     driver = XcpCellsDriver(thrift, topology.data_frame_bytes)
-    give_up = time.monotonic() + args.connect_timeout
-    while True:
-        try:
-            driver.connect()
-            break
-        except SwitchUnavailable as e:
-            if time.monotonic() > give_up:
-                print(f"control_plane: switch {switch.name} unreachable: {e}", file=sys.stderr)
-                return 1
-            time.sleep(0.2)
+    if not _until_connected(driver.connect, switch.name, args.connect_timeout):
+        return 1
     out = open(args.log, "a", buffering=1) if args.log else sys.stdout
-    stop = threading.Event()
     try:
         loop = XcpLoop(switch, topology.routes(switch.name), driver, clock=time.monotonic, wall_clock=time.time,
                        emit=lambda record: out.write(json.dumps(record) + "\n"))
@@ -180,13 +182,7 @@ def run_xcp(args: argparse.Namespace, switch, topology, thrift: Bmv2ThriftDriver
         return 1
     # the word a runner waits for, as RCP's loop logs it (topo/mininet/network.py)
     print(f"control_plane: {switch.name}: synchronised, XCP on ports {sorted(loop.ports)}", file=sys.stderr)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    if args.duration:
-        timer = threading.Timer(args.duration, stop.set)
-        timer.daemon = True
-        timer.start()
-    loop.run(stop)
+    _run_until_stopped(loop.run, args.duration)
     driver.close()
     return 0
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections import namedtuple
+from contextlib import ExitStack, contextmanager
 
 import psutil
 import pytest
@@ -28,63 +29,57 @@ from ptf_tests.bench_dataplane import (XCP_RTT_US, XCP_X_NS, _cpu_seconds, confi
 FRAMES = 20
 
 
+@contextmanager
+def bench_switch(tag):
+    """The benchmark's switch (routes 10.0.1.0/24 to port 1), its driver, and raw sockets into port 0 and out
+    of port 1."""
+    require_toolchain("simple_switch")
+    with VethPairs(2, tag=tag) as veths, ExitStack() as stack:
+        port = free_tcp_port()
+        stack.enter_context(SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), port))
+        driver = Bmv2ThriftDriver(port)
+        driver.connect()
+        stack.callback(driver.close)
+        driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
+        rx = stack.enter_context(socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003)))
+        rx.bind((veths.host_side[1], 0))
+        rx.settimeout(2)
+        tx = stack.enter_context(socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
+        tx.bind((veths.host_side[0], 0))
+        yield driver, tx, rx
+
+
 @pytest.mark.parametrize("features", ["on", "off"])
 def test_every_frame_pays_for_the_features_it_claims(features):
-    require_toolchain("simple_switch")
-    with VethPairs(2, tag="bs") as veths:
-        port = free_tcp_port()
-        with SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), port):
-            driver = Bmv2ThriftDriver(port)
-            driver.connect()
-            driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
-            configure_rcp(driver, features)
-            rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
-            rx.bind((veths.host_side[1], 0))
-            rx.settimeout(2)
-            tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-            tx.bind((veths.host_side[0], 0))
-            data = frame()
-            for _ in range(FRAMES):
-                tx.send(data)
-            stamps = []
-            while len(stamps) < FRAMES:
-                stamps.append(Ether(rx.recv(2048))[RCP].rate_kbps)
-            assert stamps == [5000] * FRAMES
-            time.sleep(0.1)
-            assert driver.read_counter(dp.COUNTER_POLICED, 1).packets == 0
-            pkt = Ether(data)
-            flow = Flow(pkt["IP"].src, pkt["IP"].dst, pkt["UDP"].sport, pkt["UDP"].dport)
-            cell = driver.read_register_cell(dp.REG_POLICE_ROWS[0], row_indices(flow)[0]) & 0xFFFFFFFF
-            if features == "on":
-                assert 0 < cell <= FRAMES * len(data)
-            else:
-                assert cell == 0
-            driver.close()
+    with bench_switch("bs") as (driver, tx, rx):
+        configure_rcp(driver, features)
+        data = frame()
+        for _ in range(FRAMES):
+            tx.send(data)
+        stamps = [Ether(rx.recv(2048))[RCP].rate_kbps for _ in range(FRAMES)]
+        assert stamps == [5000] * FRAMES
+        time.sleep(0.1)
+        assert driver.read_counter(dp.COUNTER_POLICED, 1).packets == 0
+        pkt = Ether(data)
+        flow = Flow(pkt["IP"].src, pkt["IP"].dst, pkt["UDP"].sport, pkt["UDP"].dport)
+        cell = driver.read_register_cell(dp.REG_POLICE_ROWS[0], row_indices(flow)[0]) & 0xFFFFFFFF
+        if features == "on":
+            assert 0 < cell <= FRAMES * len(data)
+        else:
+            assert cell == 0
 
 
 def test_every_xcp_frame_is_summed_and_has_its_feedback_lowered():
-    require_toolchain("simple_switch")
-    with VethPairs(2, tag="bx") as veths:
-        port = free_tcp_port()
-        with SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), port):
-            driver = Bmv2ThriftDriver(port)
-            driver.connect()
-            driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
-            configure_xcp(driver)
-            rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
-            rx.bind((veths.host_side[1], 0))
-            rx.settimeout(2)
-            tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-            tx.bind((veths.host_side[0], 0))
-            data = frame("xcp")
-            for _ in range(FRAMES):
-                tx.send(data)
-            feedback = [Ether(rx.recv(2048))[XCP].feedback for _ in range(FRAMES)]
-            assert len(set(feedback)) == 1 and feedback[0] < Ether(data)[XCP].feedback
-            time.sleep(0.1)
-            sums = driver.read_xcp_cells([1])[1]
-            assert (sums.sum_x_ns, sums.sum_rtt_x_us_ns) == (FRAMES * XCP_X_NS, FRAMES * XCP_RTT_US * XCP_X_NS)
-            driver.close()
+    with bench_switch("bx") as (driver, tx, rx):
+        configure_xcp(driver)
+        data = frame("xcp")
+        for _ in range(FRAMES):
+            tx.send(data)
+        feedback = [Ether(rx.recv(2048))[XCP].feedback for _ in range(FRAMES)]
+        assert len(set(feedback)) == 1 and feedback[0] < Ether(data)[XCP].feedback
+        time.sleep(0.1)
+        sums = driver.read_xcp_cells([1])[1]
+        assert (sums.sum_x_ns, sums.sum_rtt_x_us_ns) == (FRAMES * XCP_X_NS, FRAMES * XCP_RTT_US * XCP_X_NS)
 
 
 def test_cpu_time_is_the_threads_scheduled_time():

@@ -1,11 +1,6 @@
-"""The control loop against a real simple_switch running the data plane.
+"""The control loop against a real simple_switch running the data plane, on the bench of
+control_plane/tests/one_switch.py."""
 
-One switch, two ports: traffic enters on port 0 and leaves through port 1,
-whose queue is shaped to QUEUE_PPS with set_queue_rate, so the queue forms
-where the P4 program sees it.
-"""
-
-import socket
 import threading
 import time
 
@@ -15,6 +10,7 @@ from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.driver import SwitchUnavailable
 from control_plane.loop import ControlLoop, program_switch
 from control_plane.simple_switch import SimpleSwitch
+from control_plane.tests.one_switch import C, FRAME, QUEUE_PPS, RTT_US, PacedSender, one_switch
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.protocol import RCP
@@ -24,38 +20,10 @@ from p4rcp.veth import VethPairs, free_tcp_port
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-QUEUE_PPS = 200
-FRAME = 1000
-C = QUEUE_PPS * FRAME * 8
-RTT_US = 40_000
-
-
 def frame_bytes() -> bytes:
     pkt = (Ether(src="00:00:00:00:00:01", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.1.2")
            / UDP(sport=40000, dport=6577) / RCP(rate_kbps=10**6, rtt_us=RTT_US))
     return bytes(pkt / bytes(FRAME - len(pkt)))
-
-
-class Sender(threading.Thread):
-    """Paces identical RCP frames into a veth at a settable packet rate."""
-
-    def __init__(self, iface):
-        super().__init__(daemon=True)
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-        self.sock.bind((iface, 0))
-        self.pps = 0.0
-        self.stop = threading.Event()
-
-    def run(self):
-        frame, next_send = frame_bytes(), time.monotonic()
-        while not self.stop.is_set():
-            if self.pps <= 0:
-                time.sleep(0.01)
-                next_send = time.monotonic()
-                continue
-            self.sock.send(frame)
-            next_send += 1.0 / self.pps
-            time.sleep(max(0.0, next_send - time.monotonic()))
 
 
 @pytest.fixture
@@ -64,7 +32,7 @@ def network():
     thrift_port = free_tcp_port()
     with VethPairs(2, tag="ci") as veths:
         switch = SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), thrift_port).start()
-        sender = Sender(veths.host_side[0])
+        sender = PacedSender(veths.host_side[0], frame_bytes())
         sender.start()
         try:
             yield switch, sender, thrift_port
@@ -76,11 +44,7 @@ def network():
 
 def test_R_rises_falls_and_survives_a_restart(network):
     switch, sender, thrift_port = network
-    topo_switch = Switch("s1", thrift_port, {
-        0: SwitchPort(0, "h0", "00:aa:00:00:00:00"),
-        1: SwitchPort(1, "h1", "00:aa:00:00:00:01", capacity_bps=C, queue_rate_pps=QUEUE_PPS, queue_depth_pkts=64)})
-    routes = [Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02"),
-              Route("10.0.0.0/24", 0, "00:aa:00:00:00:00", "00:00:00:00:00:01")]
+    topo_switch, routes = one_switch(thrift_port)
     records = []
     loop = ControlLoop(topo_switch, routes, Bmv2ThriftDriver(thrift_port),
                        RcpParams(queue_packet_bytes=FRAME, d0_init_s=0.04), emit=records.append)

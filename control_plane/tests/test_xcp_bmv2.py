@@ -14,18 +14,15 @@ from scapy.layers.l2 import Ether
 from control_plane.__main__ import main
 from control_plane.bmv2_thrift import Bmv2ThriftDriver
 from control_plane.simple_switch import SimpleSwitch
+from control_plane.tests.one_switch import C, FRAME, QUEUE_PPS, RTT_US, PacedSender, one_switch
 from control_plane.xcp_loop import XcpCellsDriver, XcpLoop
 from p4rcp import dataplane as dp
 from p4rcp.protocol import FLAG_XCP, RCP, XCP
-from p4rcp.testing import BUILD_JSON, require_toolchain
+from p4rcp.testing import BUILD_JSON, require_toolchain, wait_for
 from p4rcp.toolchain import ROOT
-from p4rcp.topology import Route, Switch, SwitchPort, load_topology
+from p4rcp.topology import load_topology
 from p4rcp.veth import VethPairs, free_tcp_port
 
-QUEUE_PPS = 200
-FRAME = 1000
-C = QUEUE_PPS * FRAME * 8
-RTT_US = 40_000
 X_NS = 5_000_000                       # a flow of cwnd = rtt s / x: 8 frames per 40 ms
 REQUEST = 2**31 - 1                    # the sender asks for everything
 
@@ -35,28 +32,6 @@ def xcp_frame() -> bytes:
            / UDP(sport=40000, dport=6577) / RCP(flags=FLAG_XCP, rate_kbps=10**6, rtt_us=RTT_US)
            / XCP(cwnd_bytes=8 * FRAME, x_ns=X_NS, feedback=REQUEST))
     return bytes(pkt / bytes(FRAME - len(pkt)))
-
-
-class Sender(threading.Thread):
-    """Paces identical XCP frames into port 0 at a settable packet rate."""
-
-    def __init__(self, iface):
-        super().__init__(daemon=True)
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-        self.sock.bind((iface, 0))
-        self.pps = 0.0
-        self.stop = threading.Event()
-
-    def run(self):
-        frame, next_send = xcp_frame(), time.monotonic()
-        while not self.stop.is_set():
-            if self.pps <= 0:
-                time.sleep(0.01)
-                next_send = time.monotonic()
-                continue
-            self.sock.send(frame)
-            next_send += 1.0 / self.pps
-            time.sleep(max(0.0, next_send - time.monotonic()))
 
 
 class Receiver(threading.Thread):
@@ -84,21 +59,13 @@ class Receiver(threading.Thread):
         return [fb for at, fb in self.feedback if at > t]
 
 
-def _wait_for(cond, timeout, message):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise AssertionError(message)
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def network():
     require_toolchain("simple_switch")
     thrift_port = free_tcp_port()
     with VethPairs(2, tag="cx") as veths:
         switch = SimpleSwitch(BUILD_JSON, dict(enumerate(veths.switch_side)), thrift_port).start()
-        sender, receiver = Sender(veths.host_side[0]), Receiver(veths.host_side[1])
+        sender, receiver = PacedSender(veths.host_side[0], xcp_frame()), Receiver(veths.host_side[1])
         sender.start()
         receiver.start()
         try:
@@ -112,11 +79,7 @@ def network():
 
 def test_the_feedback_follows_the_load(network):
     sender, receiver, thrift_port = network
-    topo_switch = Switch("s1", thrift_port, {
-        0: SwitchPort(0, "h0", "00:aa:00:00:00:00"),
-        1: SwitchPort(1, "h1", "00:aa:00:00:00:01", capacity_bps=C, queue_rate_pps=QUEUE_PPS, queue_depth_pkts=64)})
-    routes = [Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02"),
-              Route("10.0.0.0/24", 0, "00:aa:00:00:00:00", "00:00:00:00:00:01")]
+    topo_switch, routes = one_switch(thrift_port)
     thrift = Bmv2ThriftDriver(thrift_port)
     driver = XcpCellsDriver(thrift, FRAME)
     driver.connect()
@@ -130,14 +93,14 @@ def test_the_feedback_follows_the_load(network):
     try:
         # Half of C: spare bandwidth, positive feedback below the request; d is the packets' RTT.
         sender.pps = QUEUE_PPS / 2
-        _wait_for(lambda: len(records) > 20, 20, "the loop produced no intervals")
+        wait_for(lambda: len(records) > 20, 20, "the loop produced no intervals")
         assert loop.ports[1].d == pytest.approx(RTT_US / 1e6, rel=0.01)
         last = records[-10:]
         y_mean = sum(r["y_bps"] * r["period_s"] for r in last) / sum(r["period_s"] for r in last)
         assert y_mean == pytest.approx(C / 2, rel=0.3)
         assert all(r["phi_bytes"] > 0 for r in last)
         t = time.monotonic()
-        _wait_for(lambda: len(receiver.since(t)) > 10, 10, "no XCP frame left port 1")
+        wait_for(lambda: len(receiver.since(t)) > 10, 10, "no XCP frame left port 1")
         assert all(0 < fb < REQUEST for fb in receiver.since(t))
         # the cells the loop wrote are the law's last coefficients, in the data plane's fixed point
         xi_p = probe.read_register_cell(dp.REG_XCP_XI_P, 1)
@@ -145,10 +108,10 @@ def test_the_feedback_follows_the_load(network):
 
         # 1.5 C: a standing queue and y > C, negative feedback to every packet
         sender.pps = QUEUE_PPS * 1.5
-        _wait_for(lambda: records[-1]["Q_bytes"] > 10 * FRAME, 10, "the loop never saw the persistent queue")
-        _wait_for(lambda: records[-1]["phi_bytes"] < 0, 10, "phi never turned negative under overload")
+        wait_for(lambda: records[-1]["Q_bytes"] > 10 * FRAME, 10, "the loop never saw the persistent queue")
+        wait_for(lambda: records[-1]["phi_bytes"] < 0, 10, "phi never turned negative under overload")
         t = time.monotonic() + 0.5             # past the frames queued before
-        _wait_for(lambda: len(receiver.since(t)) > 10, 10, "no XCP frame left port 1 under overload")
+        wait_for(lambda: len(receiver.since(t)) > 10, 10, "no XCP frame left port 1 under overload")
         assert all(fb < 0 for fb in receiver.since(t))
     finally:
         sender.pps = 0
