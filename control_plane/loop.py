@@ -70,6 +70,13 @@ def rate_of_stamps(stamps_kbps: list[int], weights: tuple[float, ...], C_bps: fl
     return min(max(R, R_min_bps), gamma * C_bps / min(weights))
 
 
+def _keep_one_round_trip(window: deque, now: float, d0: float) -> None:
+    """Drop a window's oldest (time, ...) entries while the next one is at least d0 old: what is left starts
+    with the newest entry of a round trip ago."""
+    while len(window) > 1 and window[1][0] <= now - d0:
+        window.popleft()
+
+
 @dataclass
 class PortState:
     port: int
@@ -84,7 +91,7 @@ class PortState:
     # over, (time, long SYNs counted, R, y) of each interval, back to the last one at least d0 old.
     grants: dp.SynGrants = field(default_factory=dp.SynGrants.none)
     syn_window: deque = field(default_factory=deque)
-    queue_reads: deque = field(default_factory=deque)   # the queue read at each of the last intervals (bits)
+    queue_reads: deque = field(default_factory=deque)   # the queue at each of the last queue_reads reads (bits)
     R_sent: deque = field(default_factory=deque)        # (time, R) of the last round trip: the R flows now send at
     # False after R was resumed from a running switch: d0 is not in the switch, so the first interval's mean
     # RTT becomes d0 instead of being averaged into d0_init (which would take tens of intervals to forget).
@@ -155,7 +162,8 @@ class ControlLoop:
             self.ports[sp.number] = PortState(sp.number, sp.capacity_bps,
                                               R_bps=max(self.params.R_init_fraction * sp.capacity_bps,
                                                         self.params.R_min_bps),
-                                              d0_s=self.params.d0_init_s, config=sp)
+                                              d0_s=self.params.d0_init_s, config=sp,
+                                              queue_reads=deque(maxlen=self.params.queue_reads))
 
     def port_T_s(self, ps: PortState) -> float:
         """A port's own interval, T = min(T_max, d0), as ns-2 keeps one per queue."""
@@ -266,8 +274,7 @@ class ControlLoop:
         sends in its first round trip at the window's first grant."""
         p, window = self.params, ps.syn_window
         window.append((now, long_arrivals, ps.R_bps, y))
-        while len(window) > 1 and window[1][0] <= now - ps.d0_s:
-            window.popleft()
+        _keep_one_round_trip(window, now, ps.d0_s)
         _, base_w, R_w, y_w = window[0]
         m = counter_delta(long_arrivals, base_w, dp.ARRIVALS_BITS)
         # The window's R, unless R has fallen more than tenfold since (a crowd arrived): then the sequence
@@ -344,16 +351,13 @@ class ControlLoop:
             ps.d0_s = p.next_d0(ps.d0_s, ps.last_rtt_s, elapsed, ps.R_bps, ps.C_bps)
         q = c.queue_depth * (d.queue_unit_bytes or p.queue_packet_bytes) * 8
         ps.queue_reads.append(q)
-        while len(ps.queue_reads) > p.queue_reads:
-            ps.queue_reads.popleft()
         q_law = persistent_queue(ps.queue_reads)
         w_min = min(self.class_weights)
         R_prev = ps.R_bps
         ps.R_bps = rcp_rate(R_prev, elapsed, ps.d0_s, ps.C_bps, y, q_law, alpha=p.alpha, beta=p.beta,
                             gamma=p.gamma, q0=p.q0_bytes * 8, R_min=p.R_min_bps, w_min=w_min)
         ps.R_sent.append((now, R_prev))
-        while len(ps.R_sent) > 1 and ps.R_sent[1][0] <= now - ps.d0_s:
-            ps.R_sent.popleft()
+        _keep_one_round_trip(ps.R_sent, now, ps.d0_s)
         if p.overload_floor:       # never above R_prev: it bounds a fall, it raises nothing
             floor = rcp_overload_floor(ps.R_sent[0][1], ps.C_bps, y, q_law, ps.d0_s, gamma=p.gamma)
             ps.R_bps = max(ps.R_bps, min(floor, R_prev))
