@@ -338,14 +338,16 @@ class Bmv2ThriftDriver:
 
         return self._call("read XCP cells", exchange, pipelined=True)
 
-    def write_xcp_cells(self, cells: dict[int, tuple[int, int] | None]) -> None:
-        """Each port's (xi_p, xi_n) cells (p4rcp.dataplane.xcp_xi_p_cell, xcp_xi_n_cell) with XCP turned on there,
-        or None: XCP off there (its packets pass untouched); the same way as the stamps."""
+    def write_xcp_cells(self, cells: dict[int, dp.XcpControl | None]) -> None:
+        """Each port's dp.XcpControl with XCP turned on there, or None: XCP off there (its packets pass
+        untouched); the same way as the stamps."""
         writes = []
-        for port, pair in cells.items():
-            xi_p, xi_n = pair or (0, 0)
+        for port, control in cells.items():
+            xi_p, xi_n, positive_left, negative_left = control or (0, 0, 0, 0)
             writes += [(dp.REG_XCP_XI_P, port, xi_p), (dp.REG_XCP_XI_N, port, xi_n),
-                       (dp.REG_XCP_ON, port, int(pair is not None))]
+                       (dp.REG_XCP_POSITIVE_LEFT, port, positive_left),
+                       (dp.REG_XCP_NEGATIVE_LEFT, port, negative_left),
+                       (dp.REG_XCP_ON, port, int(control is not None))]
         self._write_registers("write XCP coefficients", writes)
 
     def _write_registers(self, what: str, cells: list[tuple[str, int, int]]) -> None:

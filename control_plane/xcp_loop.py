@@ -3,7 +3,7 @@ reads each port's sums, computes phi, h, xi_p and xi_n (p4rcp/xcp_law.py) and wr
 the data plane's per-packet feedback uses (docs/xcp.md, "The per-interval law").
 
 The driver gives, per port, monotonic counters (input bytes y, sum x, sum rtt x, sum s) and the smallest
-queue since its last read, and takes (xi_p, xi_n): topo/ns3/driver.py over the ns-3 model's XcpQueueDisc, and
+queue since its last read, and takes (xi_p, xi_n) and the interval's feedback totals: topo/ns3/driver.py over the ns-3 model's XcpQueueDisc, and
 XcpCellsDriver over a P4 switch's XCP registers (p4src/targets/v1model/xcp.p4) through the Thrift driver that
 RCP's loop uses; XcpLoop.run steps a real switch in real time.
 """
@@ -47,7 +47,7 @@ class XcpDriver(Protocol):
     def install_routes(self, routes: list[Route]) -> None: ...
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None: ...
     def read_xcp(self, port: int) -> XcpCounters: ...
-    def write_xcp(self, port: int, xi_p: float, xi_n: float) -> None: ...
+    def write_xcp(self, port: int, xi_p: float, xi_n: float, positive_total: float, negative_total: float) -> None: ...
 
 
 class XcpSwitch(Protocol):
@@ -60,7 +60,7 @@ class XcpSwitch(Protocol):
     def install_routes(self, routes: list[Route]) -> object: ...
     def set_queue(self, port: int, rate_pps: int | None, depth_pkts: int) -> None: ...
     def read_xcp_cells(self, ports: list[int]) -> dict[int, XcpCells]: ...
-    def write_xcp_cells(self, cells: dict[int, tuple[int, int] | None]) -> None: ...
+    def write_xcp_cells(self, cells: dict[int, dp.XcpControl | None]) -> None: ...
 
 
 class XcpCellsDriver:
@@ -112,8 +112,8 @@ class XcpCellsDriver:
                            sum_s_bytes=sum_s, min_queue_bytes=Q * self.queue_unit_bytes,
                            queue_bytes=cells.queue_depth * self.queue_unit_bytes)
 
-    def write_xcp(self, port: int, xi_p: float, xi_n: float) -> None:
-        self.switch.write_xcp_cells({port: (dp.xcp_xi_p_cell(xi_p), dp.xcp_xi_n_cell(xi_n))})
+    def write_xcp(self, port: int, xi_p: float, xi_n: float, positive_total: float, negative_total: float) -> None:
+        self.switch.write_xcp_cells({port: dp.XcpControl.of(xi_p, xi_n, positive_total, negative_total)})
 
 
 @dataclass
@@ -145,7 +145,7 @@ class XcpLoop:
                 self.driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
         for state in self.ports.values():
             state.last = None
-            self.driver.write_xcp(state.port, 0.0, 0.0)
+            self.driver.write_xcp(state.port, 0.0, 0.0, 0.0, 0.0)
 
     @property
     def period_s(self) -> float:
@@ -172,7 +172,9 @@ class XcpLoop:
             # of these if the traffic stays.
             k = xcp_coefficients(state.d, state.C, y, counters.min_queue_bytes, sum_x * state.d / T,
                                  sum_s * state.d / T)
-            self.driver.write_xcp(state.port, k.xi_p, k.xi_n)
+            # The totals are for an interval of d; the next one lasts period_s (the switch's smallest d).
+            share = min(1.0, self.period_s / state.d)
+            self.driver.write_xcp(state.port, k.xi_p, k.xi_n, k.positive_total * share, k.negative_total * share)
             # The keys the report reads from every control loop (time, C_bps, y_bps, q_bytes, period_s), then XCP's.
             self.emit({"time": self.wall_clock(), "switch": self.switch.name, "port": state.port,
                        "C_bps": state.C * 8, "y_bps": y * 8, "q_bytes": counters.queue_bytes, "period_s": T,

@@ -5,7 +5,9 @@ names are identical on every target; p4rcp/tests/test_dataplane_names.py
 checks them against the compiled program.
 """
 
+import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # The three additions. Pure counts are counter externs (bmv2 counts them in
 # C++, one operation per packet); the RTT sum adds a packet field, which only
@@ -187,6 +189,12 @@ XCP_MIN_QUEUE_NONE = (1 << XCP_QUEUE_BITS) - 1
 # xi_p rtt_us x_ns - xi_n rtt_us s. A cell holds at most XCP_XI_MAX (bmv2's Thrift values are signed 64-bit).
 REG_XCP_XI_P = "xcp_xi_p"
 REG_XCP_XI_N = "xcp_xi_n"
+# What is left of the interval's positive_total and negative_total (p4rcp/xcp_law.py), whole bytes: written with
+# the coefficients, lowered by each packet's p_i and n_i, so that a packet stream larger than the last interval's
+# (a flow's start) gets no more than the interval's totals.
+REG_XCP_POSITIVE_LEFT = "xcp_positive_left"
+REG_XCP_NEGATIVE_LEFT = "xcp_negative_left"
+XCP_LEFT_MAX = (1 << 63) - 1
 # 1 on the ports XCP's loop controls, written with the coefficients; 0 (a switch no loop has written, RCP's ports,
 # the hosts' ports): XCP packets pass untouched, as through a port without an XCP router.
 REG_XCP_ON = "xcp_on"
@@ -222,7 +230,27 @@ def xcp_xi_n_of_cell(cell: int) -> float:
     return cell / (1 << XCP_XI_SHIFT) / XCP_XI_N_UNIT
 
 
-def xcp_router_feedback(xi_p_cell: int, xi_n_cell: int, rtt_us: int, x_ns: int, s_bytes: int) -> int:
-    """What the data plane computes for a packet: floor(xi_p rtt x - xi_n rtt s) in bytes from the cells, before
-    the minimum with H_feedback and the i32 floor."""
-    return (xi_p_cell * rtt_us * x_ns - xi_n_cell * rtt_us * s_bytes) >> XCP_XI_SHIFT
+class XcpControl(NamedTuple):
+    """What the control plane writes to an XCP port each interval: the coefficient cells and the interval's
+    totals in whole bytes."""
+    xi_p: int
+    xi_n: int
+    positive_left: int
+    negative_left: int
+
+    @classmethod
+    def of(cls, xi_p: float, xi_n: float, positive_total: float, negative_total: float) -> "XcpControl":
+        if not (positive_total >= 0 and negative_total >= 0):
+            raise ValueError(f"the interval's feedback totals are >= 0, got {positive_total!r}, {negative_total!r}")
+        return cls(xcp_xi_p_cell(xi_p), xcp_xi_n_cell(xi_n), min(math.floor(positive_total), XCP_LEFT_MAX),
+                   min(math.floor(negative_total), XCP_LEFT_MAX))
+
+
+def xcp_router_feedback(xi_p_cell: int, xi_n_cell: int, rtt_us: int, x_ns: int, s_bytes: int,
+                        positive_left: int = XCP_LEFT_MAX, negative_left: int = XCP_LEFT_MAX) -> tuple[int, int]:
+    """What the data plane computes for a packet: (p_i, n_i) in whole bytes from the cells, p_i = xi_p rtt x
+    rounded down and n_i = xi_n rtt s rounded up (the router errs towards less feedback), each at most what is
+    left; the router's feedback p_i - n_i then meets H_feedback and the i32 floor."""
+    p = (xi_p_cell * rtt_us * x_ns) >> XCP_XI_SHIFT
+    n = -((-xi_n_cell * rtt_us * s_bytes) >> XCP_XI_SHIFT)
+    return min(p, positive_left), min(n, negative_left)

@@ -37,7 +37,8 @@ MASK64 = (1 << 64) - 1
 
 @dataclass
 class PortCounts:
-    """One output port's monotonic counts (docs/dataplane.md, "Registers, counters and tables")."""
+    """One output port's counts, monotonic but for what XCP has left (docs/dataplane.md, "Registers, counters and
+    tables")."""
     input_packets: int = 0
     input_bytes: int = 0
     rtt_sum_us: int = 0          # 32 bits, wraps
@@ -48,6 +49,8 @@ class PortCounts:
     xcp_sum_x: int = 0           # 64 bits each, wrap (docs/xcp.md, "The XCP router in P4")
     xcp_sum_rtt_x: int = 0
     xcp_sum_s: int = 0
+    xcp_positive_left: int = 0   # what is left of the interval's totals (RouterModel.xcp's) as packets use it
+    xcp_negative_left: int = 0
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ def udp_checksum_after_stamp(checksum: int, old: int, new: int) -> int:
 @dataclass
 class RouterModel:
     """One router: its routes, the control plane's cells (stamps by (port, class) cell, the weight classes,
-    each port's SynGrants, the XCP coefficient cells (xi_p, xi_n) of the ports where XCP is on) as the control
+    each port's SynGrants, the XCP port's dp.XcpControl where XCP is on) as the control
     plane wrote them, and the counts packets made.
     Stamps are kb/s, RATE_NONE (or absent) for none; the model holds what the cells mean, not their
     encoding."""
@@ -96,7 +99,7 @@ class RouterModel:
     classes: dict[tuple[int, int], int] = field(default_factory=dict)       # (port, DSCP) -> cell
     syn_grants: dict[int, dp.SynGrants] = field(default_factory=dict)
     police: dict[int, tuple[int, int]] = field(default_factory=dict)
-    xcp: dict[int, tuple[int, int]] = field(default_factory=dict)
+    xcp: dict[int, dp.XcpControl] = field(default_factory=dict)
     counts: dict[int, PortCounts] = field(default_factory=dict)
     ingress_packets: dict[int, int] = field(default_factory=dict)
     outcomes: Counter = field(default_factory=Counter)     # what happened to the frames, by kind: a coverage
@@ -104,6 +107,9 @@ class RouterModel:
     def __post_init__(self):
         if any(limit for _, limit in self.police.values()):
             raise ValueError("the router model does not model policing: give every cell a limit of 0")
+        for port, control in self.xcp.items():
+            counts = self.port(port)
+            counts.xcp_positive_left, counts.xcp_negative_left = control.positive_left, control.negative_left
         self._routes = sorted(((ipaddress.ip_network(r.prefix), r) for r in self.routes),
                               key=lambda nr: nr[0].prefixlen, reverse=True)
 
@@ -227,7 +233,12 @@ class RouterModel:
         counts.xcp_sum_x = (counts.xcp_sum_x + x) & MASK64
         counts.xcp_sum_rtt_x = (counts.xcp_sum_rtt_x + rtt * x) & MASK64
         counts.xcp_sum_s = (counts.xcp_sum_s + s) & MASK64
-        ours = dp.xcp_router_feedback(*self.xcp[port], rtt, x, s)
+        control = self.xcp[port]
+        p, n = dp.xcp_router_feedback(control.xi_p, control.xi_n, rtt, x, s, counts.xcp_positive_left,
+                                      counts.xcp_negative_left)
+        counts.xcp_positive_left -= p
+        counts.xcp_negative_left -= n
+        ours = p - n
         if ours >= feedback:
             return ", XCP counted, feedback kept"
         lowered = max(ours, dp.XCP_FEEDBACK_MIN)

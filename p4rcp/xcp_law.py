@@ -5,6 +5,7 @@ seconds). x = rtt * s / cwnd is the sender-computed term the congestion header c
 the packet's s bytes take at the flow's rate cwnd / rtt, so that a router sums and multiplies but never divides.
 """
 
+import math
 from typing import NamedTuple
 
 ALPHA = 0.4
@@ -19,6 +20,18 @@ class XcpCoefficients(NamedTuple):
     h: float
     xi_p: float
     xi_n: float
+
+    @property
+    def positive_total(self) -> float:
+        """h + max(phi, 0): the window increase the interval's packets share, bytes. The coefficients spread it
+        over the last interval's packets; the router hands out no more than this even when the next interval
+        carries more of them (a flow's start), as ns-2's xcpq.cc caps it with residue_pos_fbk_."""
+        return self.h + max(self.phi, 0.0)
+
+    @property
+    def negative_total(self) -> float:
+        """h + max(-phi, 0): the window decrease the interval's packets share, bytes, capped the same way."""
+        return self.h + max(-self.phi, 0.0)
 
 
 def xcp_phi(d: float, C: float, y: float, Q: float, *, alpha: float = ALPHA, beta: float = BETA) -> float:
@@ -60,10 +73,13 @@ def xcp_coefficients(d: float, C: float, y: float, Q: float, sum_x: float, sum_s
     return XcpCoefficients(phi, h, xi_p, xi_n)
 
 
-def xcp_packet_feedback(xi_p: float, xi_n: float, rtt: float, x: float, s: float) -> float:
-    """A packet's own feedback p_i - n_i: p_i = xi_p rtt_i^2 s_i / cwnd_i = xi_p rtt_i x_i (equal window
-    increase per flow), n_i = xi_n rtt_i s_i (a decrease in proportion to the flow's rate)."""
-    return xi_p * rtt * x - xi_n * rtt * s
+def xcp_packet_feedback(xi_p: float, xi_n: float, rtt: float, x: float, s: float,
+                        positive_left: float = math.inf, negative_left: float = math.inf) -> tuple[float, float]:
+    """A packet's own positive and negative feedback (p_i, n_i); the router's feedback is p_i - n_i.
+    p_i = xi_p rtt_i^2 s_i / cwnd_i = xi_p rtt_i x_i (equal window increase per flow), n_i = xi_n rtt_i s_i (a
+    decrease in proportion to the flow's rate), each at most what is left of the interval's positive_total and
+    negative_total; the caller takes what it hands out from what is left."""
+    return min(xi_p * rtt * x, positive_left), min(xi_n * rtt * s, negative_left)
 
 
 def xcp_header_feedback(H_feedback: float, p_minus_n: float) -> float:

@@ -95,7 +95,7 @@ def configure_xcp(driver: Bmv2ThriftDriver) -> None:
     """XCP on port 1 as its loop sets it up (RCP's stamp there too: the frames are RCP packets)."""
     driver.install_weight_classes([1], {})
     driver.write_rates_kbps({dp.rate_cell(1, 0): 5000})
-    driver.write_xcp_cells({1: (dp.xcp_xi_p_cell(XI_P), dp.xcp_xi_n_cell(XI_N))})
+    driver.write_xcp_cells({1: dp.XcpControl.of(XI_P, XI_N, dp.XCP_LEFT_MAX, dp.XCP_LEFT_MAX)})
     driver.wait_for_writes()
 
 

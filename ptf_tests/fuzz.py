@@ -25,6 +25,7 @@ right, wrong or 0), frames cut short at random, and random bytes behind an Ether
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import random
 import socket
@@ -55,8 +56,10 @@ STAMPS = {dp.rate_cell(0): 3000, dp.rate_cell(2, 0): 5000, dp.rate_cell(2, 1): 1
           dp.rate_cell(3, 1): 1750}                           # port 1: none (RCP off there)
 SYN_GRANTS = {2: dp.SynGrants(0, (4000, 3000, 2000, 1000, 900, 800, 700, 600), 450, 100, 50),
               3: dp.SynGrants(0, (6500, 3200, 1600, 800, 400, 200, 100, 50), 300, 80, 40)}
-# XCP on ports 0 and 3 with these coefficient cells (positive and negative feedback), off on ports 1 and 2
-XCP_CELLS = {0: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(4e3)), 3: (dp.xcp_xi_p_cell(4e10), 0)}
+# XCP on ports 0 and 3 with these coefficient cells (positive and negative feedback), off on ports 1 and 2; port
+# 3's totals run out within a run, port 0's do not
+XCP_CELLS = {0: dp.XcpControl.of(3e8, 4e3, dp.XCP_LEFT_MAX, dp.XCP_LEFT_MAX),
+             3: dp.XcpControl.of(4e10, 0, 200_000, 0)}
 MAX_FRAME = 1514
 WINDOW = 256                      # frames sent and not yet counted by the switch's ingress
 QUEUE_DEPTH = 100_000             # every port's egress queue: nothing is lost waiting for egress
@@ -283,7 +286,7 @@ def switch_counts(driver: Bmv2ThriftDriver) -> dict[int, PortCounts]:
     rtt_sum = driver.read_register(dp.REG_RTT_SUM)
     ff = [driver.read_register(name) for name in (dp.REG_LONG_ARRIVALS, dp.REG_COMMITTED_ARRIVALS,
                                                   dp.REG_COMMITTED_DEPARTURES)]
-    xcp = [driver.read_register(name) for name in dp.XCP_SUMS]
+    xcp = [driver.read_register(name) for name in (*dp.XCP_SUMS, *XCP_LEFT)]
     out = {}
     for p in (*PORTS, dp.DROP_PORT):
         inputs = driver.read_counter(dp.COUNTER_INPUT, p)
@@ -291,11 +294,14 @@ def switch_counts(driver: Bmv2ThriftDriver) -> dict[int, PortCounts]:
                             rtt_count=driver.read_counter(dp.COUNTER_RTT_COUNT, p).packets,
                             long_arrivals=ff[0][p] % (1 << 32), committed_arrivals=ff[1][p] % (1 << 32),
                             committed_departures=ff[2][p] % (1 << 32),
-                            **{f: xcp[i][p] % (1 << 64) for i, f in enumerate(XCP_SUM_FIELDS)})
+                            **{f: xcp[i][p] % (1 << 64) for i, f in enumerate(XCP_SUM_FIELDS + XCP_LEFT_FIELDS)})
     return out
 
 
 XCP_SUM_FIELDS = ("xcp_sum_x", "xcp_sum_rtt_x", "xcp_sum_s")      # PortCounts' fields of dp.XCP_SUMS
+# what is left of XCP's totals: compared as they stand after the run, not as a difference
+XCP_LEFT = (dp.REG_XCP_POSITIVE_LEFT, dp.REG_XCP_NEGATIVE_LEFT)
+XCP_LEFT_FIELDS = ("xcp_positive_left", "xcp_negative_left")
 CONTROL_CELLS = (dp.REG_RATE, dp.REG_SYN_RATE, dp.REG_ARRIVALS_BASE, dp.REG_SHORT_RATE, dp.REG_GRANT_PACKETS,
                  dp.REG_LONG_PACKETS, dp.REG_POLICE, *dp.REG_POLICE_ROWS, dp.REG_XCP_XI_P, dp.REG_XCP_XI_N,
                  dp.REG_XCP_ON)
@@ -369,10 +375,15 @@ def run(veths: VethPairs, thrift_port: int, fuzzed: int, scapy: int, seed: int,
         counts_after = switch_counts(driver)
         for p in (*PORTS, dp.DROP_PORT):
             got = _delta(counts_after[p], counts_before[p])
-            want = expected_model.counts.get(p, PortCounts())
+            want = _without_left(expected_model.counts.get(p, PortCounts()))
             if got != want:
                 mismatches.append(f"port {p}'s counts: the switch {got}, the model {want}")
-        if _delta(counts_after[FLOW_PORT], counts_before[FLOW_PORT]) != alone.counts.get(FLOW_PORT, PortCounts()):
+            got_left = [getattr(counts_after[p], f) for f in XCP_LEFT_FIELDS]
+            want_left = [getattr(expected_model.counts.get(p, PortCounts()), f) for f in XCP_LEFT_FIELDS]
+            if got_left != want_left:
+                mismatches.append(f"port {p}'s XCP totals left: the switch {got_left}, the model {want_left}")
+        if (_delta(counts_after[FLOW_PORT], counts_before[FLOW_PORT])
+                != _without_left(alone.counts.get(FLOW_PORT, PortCounts()))):
             mismatches.append(f"port {FLOW_PORT}'s counts are not the well-formed frames' alone")
         for name, before in cells_before.items():
             after = driver.read_register(name)
@@ -389,7 +400,12 @@ def run(veths: VethPairs, thrift_port: int, fuzzed: int, scapy: int, seed: int,
                   mismatches=mismatches, seconds=seconds)
 
 
+def _without_left(counts: PortCounts) -> PortCounts:
+    return dataclasses.replace(counts, **dict.fromkeys(XCP_LEFT_FIELDS, 0))
+
+
 def _delta(after: PortCounts, before: PortCounts) -> PortCounts:
+    """The counts the run made; what is left of XCP's totals is no count (0 here)."""
     return PortCounts(after.input_packets - before.input_packets, after.input_bytes - before.input_bytes,
                       (after.rtt_sum_us - before.rtt_sum_us) % (1 << 32), after.rtt_count - before.rtt_count,
                       *((a - b) % (1 << 32) for a, b in ((after.long_arrivals, before.long_arrivals),

@@ -135,16 +135,17 @@ def requests(wire_bytes: bytes) -> list[tuple[str, object]]:
 def test_xcp_coefficients_leave_as_fixed_point_cells_in_one_write_and_turn_xcp_on_or_off():
     from p4rcp import dataplane as dp
     driver, switch = connected_driver()
-    driver.write_xcp_cells({2: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0)), 3: (0, 7), 4: None})
+    driver.write_xcp_cells({2: dp.XcpControl.of(3e8, 20.0, 900, 100), 3: dp.XcpControl(0, 7, 1, 2), 4: None})
     [batch] = switch.writes
-    sent = [(m, a.register_array_name, a.index, a.value) for m, a in requests(batch)]
-    assert sent == [("bm_register_write", dp.REG_XCP_XI_P, 2, dp.xcp_xi_p_cell(3e8)),
-                    ("bm_register_write", dp.REG_XCP_XI_N, 2, dp.xcp_xi_n_cell(20.0)),
-                    ("bm_register_write", dp.REG_XCP_ON, 2, 1),
-                    ("bm_register_write", dp.REG_XCP_XI_P, 3, 0), ("bm_register_write", dp.REG_XCP_XI_N, 3, 7),
-                    ("bm_register_write", dp.REG_XCP_ON, 3, 1),
-                    ("bm_register_write", dp.REG_XCP_XI_P, 4, 0), ("bm_register_write", dp.REG_XCP_XI_N, 4, 0),
-                    ("bm_register_write", dp.REG_XCP_ON, 4, 0)]
+    sent = [(a.register_array_name, a.index, a.value) for m, a in requests(batch) if m == "bm_register_write"]
+    assert len(sent) == len(requests(batch))
+    left = (dp.REG_XCP_POSITIVE_LEFT, dp.REG_XCP_NEGATIVE_LEFT)
+    assert sent == [(dp.REG_XCP_XI_P, 2, dp.xcp_xi_p_cell(3e8)), (dp.REG_XCP_XI_N, 2, dp.xcp_xi_n_cell(20.0)),
+                    (left[0], 2, 900), (left[1], 2, 100), (dp.REG_XCP_ON, 2, 1),
+                    (dp.REG_XCP_XI_P, 3, 0), (dp.REG_XCP_XI_N, 3, 7), (left[0], 3, 1), (left[1], 3, 2),
+                    (dp.REG_XCP_ON, 3, 1),
+                    (dp.REG_XCP_XI_P, 4, 0), (dp.REG_XCP_XI_N, 4, 0), (left[0], 4, 0), (left[1], 4, 0),
+                    (dp.REG_XCP_ON, 4, 0)]
     for _ in sent:
         switch.queue("bm_register_write", bm_register_write_result())
     driver.wait_for_writes()

@@ -35,8 +35,8 @@ class FakeXcpDriver:
     def read_xcp(self, port):
         return self.counters
 
-    def write_xcp(self, port, xi_p, xi_n):
-        self.written.append((port, xi_p, xi_n))
+    def write_xcp(self, port, xi_p, xi_n, positive_total, negative_total):
+        self.written.append((port, xi_p, xi_n, positive_total, negative_total))
 
 
 def make_loop():
@@ -52,7 +52,7 @@ def make_loop():
 def test_it_programs_the_switch_and_starts_without_feedback():
     loop, driver, _, records = make_loop()
     assert driver.routes == [] and [q[0] for q in driver.queues] == [1, 2]
-    assert driver.written == [(1, 0.0, 0.0)]      # only the XCP (capacity) port
+    assert driver.written == [(1, 0.0, 0.0, 0.0, 0.0)]      # only the XCP (capacity) port
     assert loop.period_s == INITIAL_D_S
     loop.step()                                    # the baseline
     assert records == [] and len(driver.written) == 1
@@ -67,8 +67,10 @@ def test_an_interval_runs_the_law_on_the_counters_deltas():
                                   sum_s_bytes=1_000_000, min_queue_bytes=10_000, queue_bytes=12_000)
     loop.step()
     want = xcp_coefficients(0.08, C_BPS / 8, 1_000_000 / 0.08, 10_000, 0.16, 1_000_000)
-    port, xi_p, xi_n = driver.written[-1]
+    port, xi_p, xi_n, positive_total, negative_total = driver.written[-1]
     assert port == 1 and (xi_p, xi_n) == (pytest.approx(want.xi_p), pytest.approx(want.xi_n))
+    # the next interval is d long (one port): all of the totals
+    assert (positive_total, negative_total) == (pytest.approx(want.positive_total), pytest.approx(want.negative_total))
     assert loop.period_s == pytest.approx(0.08)    # d, from the packets' sum rtt x / sum x
     [r] = records
     assert r["time"] == pytest.approx(1000.08) and r["C_bps"] == C_BPS and r["y_bps"] == pytest.approx(1e8)
@@ -83,7 +85,7 @@ def test_sums_over_an_interval_longer_than_d_are_scaled_to_d():
     driver.counters = XcpCounters(2_000_000, 0.32, 0.32 * 0.08, 2_000_000, 0, 0)
     loop.step()
     want = xcp_coefficients(0.08, C_BPS / 8, 2_000_000 / 0.16, 0, 0.16, 1_000_000)
-    assert driver.written[-1][1:] == (pytest.approx(want.xi_p), pytest.approx(want.xi_n))
+    assert driver.written[-1][1:3] == (pytest.approx(want.xi_p), pytest.approx(want.xi_n))
 
 
 def test_a_capacity_change_reaches_the_law():
@@ -149,10 +151,10 @@ def test_the_cells_driver_turns_wrapping_sums_into_totals_in_seconds_and_bytes()
 
 def test_the_cells_driver_writes_the_coefficients_as_fixed_point_cells():
     switch = FakeCellsSwitch()
-    XcpCellsDriver(switch, frame_bytes=1000).write_xcp(3, 3e8, 20.0)
-    assert switch.written == [{3: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0))}]
+    XcpCellsDriver(switch, frame_bytes=1000).write_xcp(3, 3e8, 20.0, 5000.5, 800.0)
+    assert switch.written == [{3: (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0), 5000, 800)}]
     with pytest.raises(ValueError):
-        XcpCellsDriver(switch, frame_bytes=1000).write_xcp(3, -1.0, 0.0)
+        XcpCellsDriver(switch, frame_bytes=1000).write_xcp(3, -1.0, 0.0, 0.0, 0.0)
 
 
 def test_an_input_count_that_goes_back_is_a_restarted_switch():
@@ -175,7 +177,7 @@ def test_the_law_reaches_the_switchs_cells_and_the_run_survives_a_lost_switch():
     driver = XcpCellsDriver(switch, frame_bytes=1078)
     records = []
     loop = XcpLoop(sw, [], driver, clock=time.monotonic, wall_clock=time.time, emit=records.append)
-    assert switch.written == [{1: (0, 0)}] and len(switch.routes) == 1
+    assert switch.written == [{1: (0, 0, 0, 0)}] and len(switch.routes) == 1
     stop = threading.Event()
     thread = threading.Thread(target=loop.run, args=(stop, (0.01, 0.02)), daemon=True)
     thread.start()
@@ -191,7 +193,8 @@ def test_the_law_reaches_the_switchs_cells_and_the_run_survives_a_lost_switch():
             time.sleep(0.005)
         assert len(records) >= 3 and loop.period_s == pytest.approx(0.02)
         r = records[-1]
-        assert switch.written[-1] == {1: (dp.xcp_xi_p_cell(r["xi_p"]), dp.xcp_xi_n_cell(r["xi_n"]))}
+        [control] = switch.written[-1].values()
+        assert control[:2] == (dp.xcp_xi_p_cell(r["xi_p"]), dp.xcp_xi_n_cell(r["xi_n"]))
         switch.fail_reads = 1
         n = len(records)
         while time.monotonic() < deadline and len(records) < n + 3:

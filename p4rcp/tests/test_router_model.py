@@ -160,10 +160,11 @@ def xcp_frame(rtt=20_000, x=200_000, feedback=10**6, flags=None, payload=b"x" * 
 
 def test_an_xcp_packet_is_counted_and_its_feedback_lowered_to_the_routers_with_scapys_checksum():
     from p4rcp.protocol import XCP
-    cells = (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(500.0))
-    m = model(xcp={2: cells})
+    control = dp.XcpControl.of(3e8, 500.0, dp.XCP_LEFT_MAX, dp.XCP_LEFT_MAX)
+    m = model(xcp={2: control})
     frame = xcp_frame()
-    ours = dp.xcp_router_feedback(*cells, 20_000, 200_000, len(frame))
+    p, n = dp.xcp_router_feedback(control.xi_p, control.xi_n, 20_000, 200_000, len(frame))
+    ours = p - n
     assert ours < 0
     out = m.process(frame)
     want = Ether(routed(frame, 2))
@@ -177,17 +178,27 @@ def test_an_xcp_packet_is_counted_and_its_feedback_lowered_to_the_routers_with_s
     assert m.port(2).xcp_sum_x == 400_000
 
 
+def test_xcp_feedback_stops_at_what_is_left_of_the_intervals_totals():
+    from p4rcp.protocol import XCP
+    control = dp.XcpControl.of(3e8, 0.0, 2000, 0)
+    m = model(xcp={2: control})
+    p, _ = dp.xcp_router_feedback(control.xi_p, control.xi_n, 20_000, 200_000, len(xcp_frame()))
+    assert 1000 < p < 2000
+    feedback = [Ether(m.process(xcp_frame()).frame)[XCP].feedback for _ in range(3)]
+    assert feedback == [p, 2000 - p, 0] and m.port(2).xcp_positive_left == 0
+
+
 def test_a_flagged_frame_cut_inside_the_xcp_header_is_dropped_and_one_without_room_for_it_is_rcp():
     frame = xcp_frame(payload=b"")
     assert model().process(frame[:-1]) is None
     short = bytes(Ether(src="00:00:00:00:00:00", dst="00:aa:00:00:00:00") / IP(src="10.0.0.2", dst="10.0.2.2")
                   / UDP(sport=40000, dport=6577) / RCP(type=DATA, flags=0x80, rtt_us=20_000) / Raw(b"\x7f" * 11))
-    m = model(xcp={2: (dp.xcp_xi_p_cell(1.0), 0)})
+    m = model(xcp={2: dp.XcpControl.of(1.0, 0, 1000, 1000)})
     assert m.process(short).frame == routed(short, 2) and m.port(2).xcp_sum_x == 0
 
 
 def test_a_port_without_xcp_leaves_xcp_packets_untouched_and_uncounted():
-    m = model(xcp={3: (0, dp.xcp_xi_n_cell(500.0))})
+    m = model(xcp={3: dp.XcpControl.of(0, 500.0, 1000, 1000)})
     frame = xcp_frame()
     assert m.process(frame).frame == routed(frame, 2)
     assert m.port(2).xcp_sum_x == 0

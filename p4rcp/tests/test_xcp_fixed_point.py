@@ -36,16 +36,27 @@ def test_cells_saturate_and_refuse_what_is_no_coefficient():
 @pytest.mark.parametrize("xi_p, xi_n", [(3e8, 20.0), (1e5, 0.0), (0.0, 400.0), (2e12, 1e3)])
 @pytest.mark.parametrize("rtt_us, x_ns, s", [(20_000, 200_000, 1514), (1, 1, 64), (8_388_607, 4_294_967_295, 9000),
                                              (150_000, 12_000, 1514)])
-def test_the_data_planes_feedback_is_the_papers_rounded_down(xi_p, xi_n, rtt_us, x_ns, s):
-    fb = dp.xcp_router_feedback(dp.xcp_xi_p_cell(xi_p), dp.xcp_xi_n_cell(xi_n), rtt_us, x_ns, s)
-    law = xcp_packet_feedback(xi_p, xi_n, rtt_us * 1e-6, x_ns * 1e-9, s)
-    # the cells' rounding is a part in 2^64 of the unit; the rest is the floor
-    assert law - 1 - 1e-9 * abs(law) <= fb <= law + 1e-9 * abs(law)
+def test_the_data_planes_feedback_is_the_papers_rounded_towards_less(xi_p, xi_n, rtt_us, x_ns, s):
+    p, n = dp.xcp_router_feedback(dp.xcp_xi_p_cell(xi_p), dp.xcp_xi_n_cell(xi_n), rtt_us, x_ns, s)
+    law_p, law_n = xcp_packet_feedback(xi_p, xi_n, rtt_us * 1e-6, x_ns * 1e-9, s)
+    # the cells' rounding is a part in 2^64 of the unit; the rest is p's floor and n's ceiling
+    assert law_p - 1 - 1e-9 * law_p <= p <= law_p + 1e-9 * law_p
+    assert law_n - 1e-9 * law_n <= n <= law_n + 1 + 1e-9 * law_n
 
 
-def test_the_feedback_is_the_floor_of_the_exact_fixed_point_difference():
+def test_p_rounds_down_n_rounds_up_and_each_stops_at_what_is_left():
     one = 1 << dp.XCP_XI_SHIFT
-    assert dp.xcp_router_feedback(one + 1, 0, 1, 1, 1) == 1
-    assert dp.xcp_router_feedback(0, 1, 1, 1, 1) == -1                 # -2^-64 floors to -1
-    assert dp.xcp_router_feedback(3 * one // 2, 0, 1, 1, 1) == 1
-    assert dp.xcp_router_feedback(0, 3 * one // 2, 1, 1, 1) == -2
+    assert dp.xcp_router_feedback(one + 1, 0, 1, 1, 1) == (1, 0)
+    assert dp.xcp_router_feedback(0, 1, 1, 1, 1) == (0, 1)              # 2^-64 rounds up to 1
+    assert dp.xcp_router_feedback(3 * one // 2, 3 * one // 2, 1, 1, 1) == (1, 2)
+    assert dp.xcp_router_feedback(7 * one, 5 * one, 1, 1, 1, positive_left=3, negative_left=9) == (3, 5)
+    assert dp.xcp_router_feedback(7 * one, 5 * one, 1, 1, 1, positive_left=0, negative_left=0) == (0, 0)
+
+
+def test_the_control_cells_take_whole_bytes_of_the_totals_and_refuse_negative_ones():
+    control = dp.XcpControl.of(3e8, 20.0, 1234.9, 0.0)
+    assert control == (dp.xcp_xi_p_cell(3e8), dp.xcp_xi_n_cell(20.0), 1234, 0)
+    assert dp.XcpControl.of(0, 0, 1e30, 0).positive_left == dp.XCP_LEFT_MAX
+    for bad in (-1.0, math.nan):
+        with pytest.raises(ValueError):
+            dp.XcpControl.of(0, 0, bad, 0)

@@ -54,7 +54,26 @@ def test_the_packets_feedback_adds_up_to_the_aggregate(y):
     assert p == pytest.approx(k.h + max(k.phi, 0))
     assert n == pytest.approx(k.h + max(-k.phi, 0))
     assert p - n == pytest.approx(k.phi)
-    assert sum(xcp_packet_feedback(k.xi_p, k.xi_n, rtt, x, s) for rtt, x, s in packets) == pytest.approx(k.phi)
+    assert sum(p - n for p, n in (xcp_packet_feedback(k.xi_p, k.xi_n, rtt, x, s) for rtt, x, s in packets)) \
+        == pytest.approx(k.phi)
+    assert (k.positive_total, k.negative_total) == pytest.approx((p, n))
+
+
+def test_an_interval_with_more_packets_than_the_last_gets_no_more_than_its_totals():
+    """A flow's start: the coefficients spread the totals over the last interval's packets, and three times as
+    many packets arrive. Capped by what is left, the packets get exactly the totals, the last ones nothing."""
+    d = 0.04
+    last = flows_interval(d, [(d, 10 * S)])
+    k = xcp_coefficients(d, C, 0.1 * C, 0, sum(x for _, x, _ in last), sum(s for *_, s in last))
+    positive_left, negative_left = k.positive_total, k.negative_total
+    given = []
+    for rtt, x, s in last * 3:
+        p, n = xcp_packet_feedback(k.xi_p, k.xi_n, rtt, x, s, positive_left, negative_left)
+        positive_left, negative_left = positive_left - p, negative_left - n
+        given.append(p - n)
+    uncapped = sum(p - n for p, n in (xcp_packet_feedback(k.xi_p, k.xi_n, rtt, x, s) for rtt, x, s in last * 3))
+    assert uncapped == pytest.approx(3 * k.phi)
+    assert sum(given) == pytest.approx(k.positive_total - k.negative_total) and given[-1] == 0
 
 
 def test_positive_feedback_is_equal_per_flow_and_negative_in_proportion_to_the_window():

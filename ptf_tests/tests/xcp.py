@@ -1,8 +1,10 @@
-"""The XCP router (xcp.p4): the per-port sums, H_feedback lowered to xi_p rtt x - xi_n rtt s (never raised), the
-UDP checksum after it, and the smallest queue, against the data plane's model in p4rcp/dataplane.py and the
+"""The XCP router (xcp.p4): the per-port sums, H_feedback lowered to xi_p rtt x - xi_n rtt s (never raised) until
+the interval's totals run out, the UDP checksum after it, and the smallest queue, against the data plane's model in p4rcp/dataplane.py and the
 paper's equation in p4rcp/xcp_law.py."""
 
+import math
 import time
+from fractions import Fraction
 
 from ptf import testutils
 from scapy.layers.inet import IP, UDP
@@ -48,9 +50,10 @@ class XcpTest(RcpTest):
         self.switch.reset_register(dp.REG_XCP_MIN_QUEUE)
         RcpTest.tearDown(self)
 
-    def set_xi(self, coefficients):
-        """{port: (xi_p, xi_n)} into the coefficient registers, XCP on there, applied when this returns."""
-        self.write_cells({port: (dp.xcp_xi_p_cell(xi_p), dp.xcp_xi_n_cell(xi_n))
+    def set_xi(self, coefficients, positive_total=dp.XCP_LEFT_MAX, negative_total=dp.XCP_LEFT_MAX):
+        """{port: (xi_p, xi_n)} into the coefficient registers with the interval's totals (by default more than
+        any test uses up), XCP on there, applied when this returns."""
+        self.write_cells({port: dp.XcpControl.of(xi_p, xi_n, positive_total, negative_total)
                           for port, (xi_p, xi_n) in coefficients.items()})
 
     def write_cells(self, cells):
@@ -64,8 +67,11 @@ class XcpTest(RcpTest):
                 for p, v in enumerate(self.switch.read_register(name)) if p in (*PORTS, dp.DROP_PORT)}
 
     def router_feedback(self, pkt, port=2):
-        xi_p_cell, xi_n_cell = self.cells[port]
-        return dp.xcp_router_feedback(xi_p_cell, xi_n_cell, pkt[RCP].rtt_us, pkt[XCP].x_ns, len(pkt))
+        """p_i - n_i with what is left as the test last wrote it."""
+        control = self.cells[port]
+        p, n = dp.xcp_router_feedback(control.xi_p, control.xi_n, pkt[RCP].rtt_us, pkt[XCP].x_ns, len(pkt),
+                                      control.positive_left, control.negative_left)
+        return p - n
 
     def pass_xcp(self, pkt, out_port=2, feedback=None, counted=True, **rcp_fields):
         """Forward pkt through out_port; expect H_feedback `feedback` (None: unchanged), the RCP counts as for any
@@ -91,10 +97,30 @@ class FeedbackLoweredTest(XcpTest):
         for type_ in (DATA, SYN, REF):
             pkt = xcp_packet(type=type_, feedback=1_000_000)
             fb = self.router_feedback(pkt)
-            law = xcp_packet_feedback(XI_P, XI_N, RTT_US * 1e-6, X_NS * 1e-9, len(pkt))
+            p, n = xcp_packet_feedback(XI_P, XI_N, RTT_US * 1e-6, X_NS * 1e-9, len(pkt))
+            law = p - n
             self.assertGreater(fb, 0)
             self.assertAlmostEqual(fb, law, delta=1.0)
             self.pass_xcp(pkt, feedback=fb)
+
+
+class FeedbackStopsAtTheIntervalsTotalsTest(XcpTest):
+    """Positive and negative feedback each stop at what is left of the interval's totals: a packet gets its own
+    until the rest is smaller, then the rest, then nothing; the registers show what is left."""
+    def runTest(self):
+        pkt = xcp_packet(feedback=1_000_000)
+        self.set_xi({2: (XI_P, 0.0)})
+        p = self.router_feedback(pkt)
+        self.set_xi({2: (XI_P, 0.0)}, positive_total=p + p // 2, negative_total=0)
+        for feedback in (p, p // 2, 0):
+            self.pass_xcp(pkt, feedback=feedback)
+        self.set_xi({2: (0.0, 500.0)})
+        n = -self.router_feedback(pkt)
+        self.set_xi({2: (0.0, 500.0)}, positive_total=0, negative_total=n + 7)
+        for feedback in (-n, -7, 0):
+            self.pass_xcp(pkt, feedback=feedback)
+        self.assertEqual([self.switch.read_register(name)[2] for name in (dp.REG_XCP_POSITIVE_LEFT,
+                                                                          dp.REG_XCP_NEGATIVE_LEFT)], [0, 0])
 
 
 class FeedbackNeverRaisedTest(XcpTest):
@@ -115,7 +141,8 @@ class NegativeFeedbackTest(XcpTest):
         pkt = xcp_packet(feedback=200)
         fb = self.router_feedback(pkt)
         self.assertLess(fb, 0)
-        self.assertAlmostEqual(fb, xcp_packet_feedback(0.0, 500.0, RTT_US * 1e-6, X_NS * 1e-9, len(pkt)), delta=1.0)
+        p, n = xcp_packet_feedback(0.0, 500.0, RTT_US * 1e-6, X_NS * 1e-9, len(pkt))
+        self.assertAlmostEqual(fb, p - n, delta=1.0)
         self.pass_xcp(pkt, feedback=fb)
         # a datagram sent without a checksum keeps none
         pkt = xcp_packet(feedback=200, chksum=0)
@@ -133,15 +160,18 @@ class FeedbackFloorTest(XcpTest):
 
 
 class WideProductsTest(XcpTest):
-    """At the header's limits (rtt 2^23 - 1 us, x 2^32 - 1 ns) the products need 119 bits: coefficients whose two
-    terms differ by rtt x (a 2^-9 byte) give exactly -1 and 0, the floor of the exact difference."""
+    """At the header's limits (rtt 2^23 - 1 us, x 2^32 - 1 ns) the products exceed 64 bits: with coefficients
+    whose two terms differ by rtt x (a 2^-9 byte) the switch gives p rounded down and n rounded up from the exact
+    products."""
     def runTest(self):
         pkt = xcp_packet(rtt_us=(1 << 23) - 1, x_ns=0xFFFFFFFF, feedback=100)
-        s = len(pkt)
-        for delta, fb in ((-1, -1), (1, 0)):
-            self.write_cells({2: ((s << 30) + delta, 0xFFFFFFFF << 30)})
-            self.assertEqual(self.router_feedback(pkt), fb)
-            self.pass_xcp(pkt, feedback=fb)
+        rtt, x, s = pkt[RCP].rtt_us, pkt[XCP].x_ns, len(pkt)
+        for delta in (-1, 1):
+            xi_p, xi_n = (s << 30) + delta, 0xFFFFFFFF << 30
+            exact = math.floor(Fraction(xi_p * rtt * x, 1 << 64)) - math.ceil(Fraction(xi_n * rtt * s, 1 << 64))
+            self.write_cells({2: dp.XcpControl(xi_p, xi_n, dp.XCP_LEFT_MAX, dp.XCP_LEFT_MAX)})
+            self.assertEqual(self.router_feedback(pkt), exact)
+            self.pass_xcp(pkt, feedback=exact)
 
 
 class ZeroCoefficientsTest(XcpTest):

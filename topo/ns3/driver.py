@@ -101,8 +101,8 @@ class Ns3Driver:
                            sum_rtt_x_s2=float(disc.SumRttX()), sum_s_bytes=int(disc.SumS()),
                            min_queue_bytes=int(disc.TakeMinQueueBytes()), queue_bytes=int(disc.QueueBytes()))
 
-    def write_xcp(self, port: int, xi_p: float, xi_n: float) -> None:
-        self.network.rcp_disc(self.switch, port).SetCoefficients(xi_p, xi_n)
+    def write_xcp(self, port: int, xi_p: float, xi_n: float, positive_total: float, negative_total: float) -> None:
+        self.network.rcp_disc(self.switch, port).SetCoefficients(xi_p, xi_n, positive_total, negative_total)
 
     def install_weight_classes(self, ports: list[int], classes: dict[int, int]) -> dict[str, int]:
         if classes:

@@ -1,14 +1,13 @@
 // The XCP router's per-packet work for output port p (docs/xcp.md, "The router per packet"), the operations
 // of the ns-3 model (topo/ns3/model/xcp-queue-disc.cc): y is RCP's input counter (rcp_input, counted on
 // arrival in routing.p4); on departure from a port XCP's loop controls (xcp_on), a forward XCP packet with a
-// valid RTT and x > 0 adds its terms to the port's sums and lowers H_feedback to xi_p rtt x - xi_n rtt s; every
-// departure keeps the smallest queue.
+// valid RTT and x > 0 adds its terms to the port's sums and lowers H_feedback to p_i - n_i, p_i = xi_p rtt x and
+// n_i = xi_n rtt s each capped by what is left of the interval's totals; every departure keeps the smallest queue.
 // xi_p and xi_n come from the control plane each interval (control_plane/xcp_loop.py); nothing here divides.
 //
 // Units are the header's: rtt in us, x in ns, s in frame bytes. rtt x < 2^23 2^32 needs 55 bits, so the sums
 // are 64-bit registers (deltas modulo 2^64). The coefficients are fixed point with XCP_XI_SHIFT fraction bits
-// (defines.p4), so a product needs 64 + 55 bits: bmv2 computes in arbitrary precision, and the signed
-// difference is shifted once, which floors it as the ns-3 model floors its double.
+// (defines.p4), so a product needs 64 + 55 bits, which bmv2 computes in arbitrary precision.
 #ifndef P4RCP_V1MODEL_XCP_P4
 #define P4RCP_V1MODEL_XCP_P4
 
@@ -16,6 +15,7 @@
 #include "size.p4"
 
 const int<128> XCP_FEEDBACK_MIN = -(1 << 31);
+const bit<128> XCP_XI_ONE_MINUS_ULP = (1 << XCP_XI_SHIFT) - 1;     // added before the shift: rounds up
 
 control Xcp(inout headers_t hdr, in standard_metadata_t std_meta) {
     @name(".xcp_sum_x")     register<bit<64>, PortId_t>(NUM_PORTS) xcp_sum_x;        // ns
@@ -26,6 +26,10 @@ control Xcp(inout headers_t hdr, in standard_metadata_t std_meta) {
     // The persistent queue Q (packets, deq_qdepth's unit): the smallest queue a departure left behind since
     // the control plane last restarted it (with all ones; ns-2's xcpq.cc keeps the same minimum).
     @name(".xcp_min_queue") register<bit<19>, PortId_t>(NUM_PORTS) xcp_min_queue;
+    // What is left of the interval's positive and negative totals (bytes), written with the coefficients: a
+    // packet stream larger than the last interval's (a flow's start) gets no more than the totals.
+    @name(".xcp_positive_left") register<bit<64>, PortId_t>(NUM_PORTS) xcp_positive_left;
+    @name(".xcp_negative_left") register<bit<64>, PortId_t>(NUM_PORTS) xcp_negative_left;
     // 1 on the ports XCP's loop controls (written with the coefficients); elsewhere, and on a switch no loop has
     // written, XCP packets pass untouched, as through a port without the ns-3 model's queue disc.
     @name(".xcp_on")        register<bit<1>, PortId_t>(NUM_PORTS) xcp_on;
@@ -57,9 +61,20 @@ control Xcp(inout headers_t hdr, in standard_metadata_t std_meta) {
                 bit<64> xi_n;
                 xcp_xi_p.read(xi_p, p);
                 xcp_xi_n.read(xi_n, p);
-                // p_i - n_i = xi_p rtt x - xi_n rtt s, in bytes after the shift (rounded down)
-                bit<128> scaled = (bit<128>) xi_p * (bit<128>) rtt_x - (bit<128>) xi_n * (bit<128>) (rtt * s);
-                int<128> feedback = ((int<128>) scaled) >> XCP_XI_SHIFT;
+                // p_i = xi_p rtt x rounded down, n_i = xi_n rtt s rounded up, whole bytes after the shift (each
+                // below 2^55), then each at most what is left of the interval's totals
+                bit<128> p_scaled = (bit<128>) xi_p * (bit<128>) rtt_x;
+                bit<128> n_scaled = (bit<128>) xi_n * (bit<128>) (rtt * s) + XCP_XI_ONE_MINUS_ULP;
+                bit<64> p_i = (bit<64>) (p_scaled >> XCP_XI_SHIFT);
+                bit<64> n_i = (bit<64>) (n_scaled >> XCP_XI_SHIFT);
+                bit<64> left;
+                xcp_positive_left.read(left, p);
+                if (p_i > left) { p_i = left; }
+                xcp_positive_left.write(p, left - p_i);
+                xcp_negative_left.read(left, p);
+                if (n_i > left) { n_i = left; }
+                xcp_negative_left.write(p, left - n_i);
+                int<128> feedback = (int<128>) (bit<128>) p_i - (int<128>) (bit<128>) n_i;
                 if (feedback < (int<128>) hdr.xcp.feedback) {
                     if (feedback < XCP_FEEDBACK_MIN) { feedback = XCP_FEEDBACK_MIN; }
                     bit<32> lowered = (bit<32>) (bit<128>) feedback;

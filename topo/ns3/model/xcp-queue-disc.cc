@@ -100,11 +100,15 @@ XcpQueueDisc::TakeMinQueueBytes()
 }
 
 void
-XcpQueueDisc::SetCoefficients(double xiP, double xiN)
+XcpQueueDisc::SetCoefficients(double xiP, double xiN, double positiveTotal, double negativeTotal)
 {
-    NS_ABORT_MSG_IF(!(xiP >= 0) || !(xiN >= 0), "XCP coefficients are >= 0 (xi_p " << xiP << ", xi_n " << xiN << ")");
+    NS_ABORT_MSG_IF(!(xiP >= 0) || !(xiN >= 0) || !(positiveTotal >= 0) || !(negativeTotal >= 0),
+                    "XCP coefficients and totals are >= 0 (xi_p " << xiP << ", xi_n " << xiN << ", totals "
+                                                                  << positiveTotal << ", " << negativeTotal << ")");
     m_xiP = xiP;
     m_xiN = xiN;
+    m_positiveLeft = positiveTotal;
+    m_negativeLeft = negativeTotal;
 }
 
 bool
@@ -150,7 +154,12 @@ XcpQueueDisc::DoDequeue()
         m_sumRttX += rtt * x;
         m_sumS += static_cast<uint64_t>(s);
         m_xcpPackets += 1;
-        double feedback = m_xiP * rtt * x - m_xiN * rtt * s;
+        // p_i and n_i, each at most what is left of the interval's totals (p4rcp/xcp_law.py, xcp_packet_feedback)
+        double positive = std::min(m_xiP * rtt * x, m_positiveLeft);
+        double negative = std::min(m_xiN * rtt * s, m_negativeLeft);
+        m_positiveLeft -= positive;
+        m_negativeLeft -= negative;
+        double feedback = positive - negative;
         double lowest = static_cast<double>(std::numeric_limits<int32_t>::min());
         if (feedback < xcp.feedback)
         {

@@ -34,8 +34,9 @@ class XcpQueueDisc : public ns3::QueueDisc
     uint64_t QueueBytes() const; // the queue now
     // The smallest queue (bytes) a departure left behind since the last call; starts again at the queue now.
     uint64_t TakeMinQueueBytes();
-    // xi_p in bytes / s^2, xi_n in 1 / s (p4rcp/xcp_law.py, xcp_coefficients).
-    void SetCoefficients(double xiP, double xiN);
+    // xi_p in bytes / s^2, xi_n in 1 / s (p4rcp/xcp_law.py, xcp_coefficients), and the interval's positive and
+    // negative totals in bytes, which the packets' feedback uses up.
+    void SetCoefficients(double xiP, double xiN, double positiveTotal, double negativeTotal);
     uint64_t Lowered() const { return m_lowered; }
     uint64_t Drops() const { return m_drops; }
 
@@ -53,6 +54,8 @@ class XcpQueueDisc : public ns3::QueueDisc
     uint64_t m_minQueueBytes = 0;
     double m_xiP = 0;
     double m_xiN = 0;
+    double m_positiveLeft = 0;
+    double m_negativeLeft = 0;
     uint64_t m_lowered = 0;
     uint64_t m_drops = 0;
 };
