@@ -6,11 +6,13 @@ frames each switch has not read yet (Monitor.unread; on Mininet, topo/mininet/ne
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
@@ -37,10 +39,13 @@ MACHINE_CAUSES = frozenset({CPU, OTHER_WORK, OVERRUN, STALL})
 @dataclass
 class Monitor:
     """Samples CPU (total, stolen by the hypervisor, per process) and the frames each switch has not read yet,
-    and tracks the processes it is told about."""
+    and tracks the processes it is told about.
+
+    Each sample goes to samples_path (JSON lines) as it is taken, and only tallies stay in memory: an hour's run
+    holds as little as a minute's."""
     switch_pids: dict[str, int]
     unread: Callable[[], dict[str, int]] = dict     # per switch: frames the kernel delivered, minus those bmv2 read
-    samples: list[dict] = field(default_factory=list)
+    samples_path: Path | None = None
     host_pids: list[int] = field(default_factory=list)
     _host_procs: dict[int, psutil.Process] = field(default_factory=dict)
     _other_procs: dict[int, psutil.Process] = field(default_factory=dict)
@@ -50,6 +55,8 @@ class Monitor:
     memory_pids: Callable[[], dict[str, int]] | None = None
     memory_every_s: float = MEMORY_SAMPLE_S
     memory: list[dict] = field(default_factory=list)
+    last_total_pct: float = 0.0
+    _tally: "SampleTally" = field(default_factory=lambda: SampleTally())
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> "Monitor":
@@ -58,11 +65,19 @@ class Monitor:
         self._procs = {name: psutil.Process(pid) for name, pid in self.switch_pids.items()}
         for proc in self._procs.values():
             proc.cpu_percent()
+        self._file = open(self.samples_path, "w") if self.samples_path is not None else None
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
 
     def _run(self):
+        try:
+            self._sample_until_stopped()
+        finally:
+            if self._file is not None:
+                self._file.close()
+
+    def _sample_until_stopped(self):
         started = next_memory = time.monotonic()
         while not self._stop.wait(CPU_SAMPLE_S):
             if self.memory_pids is not None and time.monotonic() >= next_memory:
@@ -78,7 +93,10 @@ class Monitor:
             sample["hosts_pct"] = self._hosts_pct()
             sample["other_pct"] = self._others_pct()
             sample.update({f"{name}_unread": n for name, n in self.unread().items()})
-            self.samples.append(sample)
+            self._tally.add(sample, self.switch_pids)
+            self.last_total_pct = sample["total_pct"]
+            if self._file is not None:
+                self._file.write(json.dumps(sample) + "\n")
 
     def _sample_memory(self, elapsed_s: float) -> None:
         """Resident memory (bytes) of each labelled process still running."""
@@ -113,9 +131,11 @@ class Monitor:
         carry its packets)."""
         ours = {os.getpid(), *(p.pid for p in psutil.Process().children(recursive=True))}
         total = 0.0
+        seen = set()
         for proc in psutil.process_iter(["ppid"]):
             if proc.pid in ours or proc.pid == 2 or proc.info["ppid"] == 2:
                 continue
+            seen.add(proc.pid)
             known = self._other_procs.setdefault(proc.pid, proc)
             try:
                 pct = known.cpu_percent()
@@ -124,6 +144,8 @@ class Monitor:
                 total += pct
             except psutil.Error:
                 self._other_procs.pop(proc.pid, None)
+        for pid in self._other_procs.keys() - seen:         # exited: kept, they would pile up over a long run
+            del self._other_procs[pid]
         return total
 
     def stop(self):
@@ -132,12 +154,12 @@ class Monitor:
 
     def backlog_peak(self, switch: str) -> str:
         """When the switch fell furthest behind, and what the machine did then: for an overrun's message."""
-        series = [(s["time"], s[f"{switch}_unread"], s) for s in self.samples if f"{switch}_unread" in s]
-        if not series:
+        if switch not in self._tally.peak_unread:
             return ""
-        t, unread, sample = max(series, key=lambda x: x[1])
-        return (f"; most unread, {unread} frames, at {t - self.samples[0]['time']:.1f} s: total CPU "
-                f"{sample['total_pct']:.0f}%, stolen {sample['steal_pct']:.0f}%, {switch} {sample.get(f'{switch}_pct') or 0:.0f}%")
+        sample = self._tally.peak_unread[switch]
+        return (f"; most unread, {sample[f'{switch}_unread']} frames, at {sample['time'] - self._tally.first_time:.1f} s: "
+                f"total CPU {sample['total_pct']:.0f}%, stolen {sample['steal_pct']:.0f}%, "
+                f"{switch} {sample.get(f'{switch}_pct') or 0:.0f}%")
 
     def verdict(self) -> list[str]:
         return [message for _, message in self.findings()]
@@ -145,20 +167,46 @@ class Monitor:
     def findings(self) -> list[tuple[str, str]]:
         """What voids the run, each as (cause, message): causes OTHER_WORK and CPU, both the machine's."""
         problems = []
-        n = len(self.samples)
+        tally = self._tally
+        n = tally.samples
         if n == 0:
             return problems
-        busy = sum(s["other_pct"] >= OTHER_WORK_PCT for s in self.samples)
+        busy = tally.other_busy
         if busy / n > SATURATED_SAMPLE_SHARE:
             names = ", ".join(sorted(self.other_work, key=self.other_work.get, reverse=True)[:3])
             problems.append((OTHER_WORK, f"other processes used >= {OTHER_WORK_PCT:.0f}% of a core in {busy}/{n} "
                                          f"samples (the machine was not this run's alone: {names})"))
-        hot = sum(s["total_pct"] >= CPU_SATURATED_PCT for s in self.samples)
+        hot = tally.total_hot
         if hot / n > SATURATED_SAMPLE_SHARE:
             problems.append((CPU, f"total CPU >= {CPU_SATURATED_PCT:.0f}% in {hot}/{n} samples"))
         for name in self.switch_pids:
-            busy = sum((s.get(f"{name}_pct") or 0) >= SWITCH_SATURATED_PCT for s in self.samples)
+            busy = tally.switch_busy.get(name, 0)
             if busy / n > SATURATED_SAMPLE_SHARE:
                 problems.append((CPU, f"simple_switch {name} >= {SWITCH_SATURATED_PCT:.0f}% of a core in "
                                       f"{busy}/{n} samples"))
         return problems
+
+
+@dataclass
+class SampleTally:
+    """What the verdict needs of the CPU samples, counted as they come."""
+    samples: int = 0
+    first_time: float = 0.0
+    other_busy: int = 0              # samples in which other processes used >= OTHER_WORK_PCT
+    total_hot: int = 0               # samples with the total CPU >= CPU_SATURATED_PCT
+    switch_busy: dict[str, int] = field(default_factory=dict)       # per switch, samples >= SWITCH_SATURATED_PCT
+    peak_unread: dict[str, dict] = field(default_factory=dict)      # per switch, the sample with the most unread
+
+    def add(self, sample: dict, switches: dict[str, int]) -> None:
+        if self.samples == 0:
+            self.first_time = sample["time"]
+        self.samples += 1
+        self.other_busy += sample["other_pct"] >= OTHER_WORK_PCT
+        self.total_hot += sample["total_pct"] >= CPU_SATURATED_PCT
+        for name in switches:
+            self.switch_busy[name] = self.switch_busy.get(name, 0) + ((sample.get(f"{name}_pct") or 0)
+                                                                      >= SWITCH_SATURATED_PCT)
+            unread = sample.get(f"{name}_unread")
+            peak = self.peak_unread.get(name)
+            if unread is not None and (peak is None or unread > peak[f"{name}_unread"]):
+                self.peak_unread[name] = sample

@@ -15,7 +15,7 @@ minutes each):
   in which a switch fell behind its input for good (frames the kernel delivered that bmv2 never read); and
   whether the run as a whole was valid;
 - FCT: per window, the flows that started in it, their mean FCT / FCT_PS at the nominal load and their
-  median FCT; the spread of the windows' mean ratio around the hour's, against FCT_STABILITY_LIMIT.
+  median FCT; the largest distance of a window's mean ratio from the hour's, against FCT_STABILITY_LIMIT.
 
 It writes soak.json and soak.md beside the run and prints the latter. Nothing of it runs in `make test`.
 """
@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from p4rcp.analysis import fct_ps, service_bytes
+from p4rcp.analysis import fct_ps, load_unit, measured_load, service_bytes
 from p4rcp.monitor import (CPU_SATURATED_PCT, OTHER_WORK_PCT, SATURATED_SAMPLE_SHARE, SWITCH_SATURATED_PCT)
 from p4rcp.stalls import find_stalls
 from p4rcp.toolchain import ROOT
@@ -89,18 +89,24 @@ def void_windows(cpu: list[dict], stalls: list, spans: list[tuple[float, float]]
     return out
 
 
-def fct_windows(flows: list[dict], topology, load: float, spans: list[tuple[float, float]]) -> list[dict]:
-    """Per window: the completed flows that started in it, their mean FCT / FCT_PS and median FCT."""
+def fct_windows(flows: list[dict], topology, load: float, spans: list[tuple[float, float]],
+                unit: str = "slots") -> list[dict]:
+    """Per window: the flows that started in it, the load they offered, the completed ones' mean FCT / FCT_PS
+    and median FCT. FCT_PS takes the window's offered load, as a run's report takes the run's: at a nominal
+    0.9, a window offering 0.88 or 0.92 moves 1 / (1 - load) by a fifth. A window offering 1 or more, where the
+    bound does not exist, takes the nominal load."""
     C = min(topology.switch(s).ports[p].capacity_bps for s, p in topology.bottlenecks)
     out = []
     for lo, hi in spans:
-        done = [f for f in flows if lo <= f["start_unix_s"] < hi and f.get("completed")
-                and f.get("fct_recv_s") is not None]
+        started = [f for f in flows if lo <= f["start_unix_s"] < hi]
+        offered = measured_load([f["size_bytes"] for f in started], topology.mss_bytes, topology.data_frame_bytes,
+                                C, hi - lo, unit)
+        bound_load = offered if 0 < offered < 1 else load
+        done = [f for f in started if f.get("completed") and f.get("fct_recv_s") is not None]
         ratios = [f["fct_recv_s"] / fct_ps(service_bytes(f["size_bytes"], topology.mss_bytes,
-                                                         topology.data_frame_bytes, "slots"),
-                                           C, load, 2 * topology.hosts[f["host"]].delay_ms / 1000) for f in done]
-        started = sum(lo <= f["start_unix_s"] < hi for f in flows)
-        out.append({"flows": started, "completed": len(done),
+                                                         topology.data_frame_bytes, unit),
+                                           C, bound_load, 2 * topology.hosts[f["host"]].delay_ms / 1000) for f in done]
+        out.append({"flows": len(started), "completed": len(done), "load_offered": offered,
                     "mean_fct_ratio_ps": statistics.fmean(ratios) if ratios else None,
                     "median_fct_s": statistics.median(f["fct_recv_s"] for f in done) if done else None})
     return out
@@ -117,7 +123,7 @@ def judge(run_dir: Path, meta: dict, exp, window_s: float) -> dict:
     stalls = find_stalls(records, runner.stall_limits(topology, exp.rcp_params(exp.scheme("rcp"))))
     memory = memory_growth(read_jsonl(run_dir / "memory.jsonl"), window_s)
     voids = void_windows(read_jsonl(run_dir / "cpu.jsonl"), stalls, spans, sorted(topology.switches))
-    fct = fct_windows(run["flows"], topology, variant.load, spans)
+    fct = fct_windows(run["flows"], topology, variant.load, spans, load_unit(meta))
     ratios = [w["mean_fct_ratio_ps"] for w in fct if w["mean_fct_ratio_ps"] is not None]
     overall = statistics.fmean(ratios) if ratios else None
     return {"run": str(run_dir), "duration_s": exp.duration_s, "window_s": window_s, "valid": meta["valid"],
@@ -126,7 +132,7 @@ def judge(run_dir: Path, meta: dict, exp, window_s: float) -> dict:
             "void_windows": sum(bool(w) for w in voids), "windows": [
                 {"from_s": lo - start, "to_s": hi - start, "void": why, **f} for (lo, hi), why, f in zip(spans, voids, fct)],
             "fct_ratio_ps": overall,
-            "fct_spread": (max(ratios) - min(ratios)) / overall if overall else None}
+            "fct_spread": max(abs(r - overall) for r in ratios) / overall if overall else None}
 
 
 def _time(seconds: float, window_s: float) -> str:
@@ -145,15 +151,35 @@ def summary(result: dict) -> str:
         lines.append(f"| {label} | {m['samples']} | {m.get('base_bytes', 0) / 2**20:.1f} MiB | "
                      f"{m.get('max_after_bytes', 0) / 2**20:.1f} MiB | {pct(m['growth'])} |")
     lines += ["", f"Largest growth: {pct(result['memory_growth_max'])}", "",
-              f"## Windows ({result['void_windows']} void; FCT spread {pct(result['fct_spread'])} around the mean "
-              f"FCT / FCT_PS of {result['fct_ratio_ps'] or float('nan'):.3f}; target within {FCT_STABILITY_LIMIT:.0%})",
-              "", "| window | flows | completed | mean FCT / FCT_PS | median FCT | void |", "|---|---|---|---|---|---|"]
+              f"## Windows ({result['void_windows']} void; each window's mean FCT / FCT_PS within "
+              f"{pct(result['fct_spread'])} of the hour's {result['fct_ratio_ps'] or float('nan'):.3f}; target within "
+              f"{FCT_STABILITY_LIMIT:.0%})",
+              "", "FCT_PS at each window's offered load (topo/soak.py, fct_windows).", "",
+              "| window | flows | completed | load offered | mean FCT / FCT_PS | median FCT | void |",
+              "|---|---|---|---|---|---|---|"]
     for w in result["windows"]:
         ratio = "n/a" if w["mean_fct_ratio_ps"] is None else f"{w['mean_fct_ratio_ps']:.3f}"
         median = "n/a" if w["median_fct_s"] is None else f"{w['median_fct_s']:.3f} s"
-        lines.append(f"| {_time(w['from_s'], result['window_s'])} to {_time(w['to_s'], result['window_s'])} | {w['flows']} | {w['completed']} | {ratio} | "
-                     f"{median} | {'; '.join(w['void']) or 'no'} |")
+        span = f"{_time(w['from_s'], result['window_s'])} to {_time(w['to_s'], result['window_s'])}"
+        lines.append(f"| {span} | {w['flows']} | {w['completed']} | {w['load_offered']:.3f} | {ratio} | {median} | "
+                     f"{'; '.join(w['void']) or 'no'} |")
+    lines += ["", "## Verdict", ""] + [f"- {line}" for line in verdict(result)]
     return "\n".join(lines) + "\n"
+
+
+def verdict(result: dict) -> list[str]:
+    """The targets, PASS or FAIL each, with the figure."""
+    def mark(ok):
+        return "PASS" if ok else "FAIL"
+    growth, spread = result["memory_growth_max"], result["fct_spread"]
+    grown = max(result["memory"], key=lambda k: result["memory"][k]["growth"] or 0, default="none")
+    return [f"memory: {mark(growth is not None and growth <= MEMORY_GROWTH_LIMIT)}, largest growth "
+            f"{'n/a' if growth is None else f'{growth:+.1%}'} ({grown}); target at most {MEMORY_GROWTH_LIMIT:.0%}",
+            f"void windows: {mark(result['valid'] and result['void_windows'] == 0)}, {result['void_windows']} of "
+            f"{len(result['windows'])}{'' if result['valid'] else ', and the run as a whole is void'}; target 0",
+            f"FCT: {mark(spread is not None and spread <= FCT_STABILITY_LIMIT)}, each window within "
+            f"{'n/a' if spread is None else f'{spread:.1%}'} of the hour's mean FCT / FCT_PS; target "
+            f"{FCT_STABILITY_LIMIT:.0%}"]
 
 
 def main(argv=None) -> int:
@@ -162,9 +188,13 @@ def main(argv=None) -> int:
     ap.add_argument("--window", type=float, default=600.0, help="seconds per window (default %(default)s)")
     ap.add_argument("--memory-every", type=float, default=60.0, help="seconds between memory samples")
     ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--judge", metavar="SOAK_DIR", help="judge a finished soak again (results/soak/TIMESTAMP): "
+                                                         "its soak.json and soak.md are written anew, nothing runs")
     args = ap.parse_args(argv)
     if not 0 < args.window <= args.duration or args.memory_every <= 0:
         ap.error("need 0 < --window <= --duration and --memory-every > 0")
+    if args.judge:
+        return judge_again(Path(args.judge), args.window)
     exp = load_experiment(EXPERIMENT, schemes=["rcp"], duration_s=args.duration, seeds=[1])
     try:
         runner.preflight()
@@ -177,11 +207,26 @@ def main(argv=None) -> int:
     options = runner.RunOptions(environment=runner.environment(), control_plane="process",
                                 memory_sample_s=args.memory_every)
     meta = runner.run_scheme(exp, variant, "rcp", out, seed=1, options=options)
-    result = judge(out.root, meta, exp, args.window)
+    write(root, judge(out.root, meta, exp, args.window))
+    return 0
+
+
+def write(root: Path, result: dict) -> None:
     (root / "soak.json").write_text(json.dumps(result, indent=1))
     text = summary(result)
     (root / "soak.md").write_text(text)
     print(text)
+
+
+def judge_again(root: Path, window_s: float) -> int:
+    run_file = root / "run" / "run.json"
+    if not run_file.is_file():
+        print(f"topo.soak: {run_file} not found: --judge takes a soak's directory (results/soak/TIMESTAMP)",
+              file=sys.stderr)
+        return 2
+    meta = json.loads(run_file.read_text())
+    exp = load_experiment(EXPERIMENT, schemes=["rcp"], duration_s=meta["duration_s"], seeds=[1])
+    write(root, judge(root / "run", meta, exp, window_s))
     return 0
 
 

@@ -38,10 +38,11 @@ class PacedSender(threading.Thread):
     def run(self):
         next_send = time.monotonic()
         while not self.stop.is_set():
-            if self.pps <= 0:
+            pps = self.pps                  # read once: the test may set it to 0 meanwhile
+            if pps <= 0:
                 time.sleep(0.01)
                 next_send = time.monotonic()
                 continue
             self.sock.send(self.frame)
-            next_send += 1.0 / self.pps
+            next_send += 1.0 / pps
             time.sleep(max(0.0, next_send - time.monotonic()))

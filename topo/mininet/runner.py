@@ -237,8 +237,9 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
             pids.update({p.describe(): p.proc.pid for p in processes if p.exit_status is None and not p.stopped})
             return pids
 
-        monitor = Monitor(network.switch_pids(), unread, host_pids=[p.pid for p in network.emulators],
-                          memory_pids=labelled_pids, memory_every_s=options.memory_sample_s).start()
+        monitor = Monitor(network.switch_pids(), unread, samples_path=out.root / "cpu.jsonl",
+                          host_pids=[p.pid for p in network.emulators], memory_pids=labelled_pids,
+                          memory_every_s=options.memory_sample_s).start()
         base_pps = {b: topology.switch(b[0]).ports[b[1]].queue_rate_pps for b in topology.bottlenecks}
         t0, t0_unix = time.monotonic(), time.time()
         meta["start_unix_s"] = t0_unix
@@ -274,7 +275,7 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
             senders = [p for p in processes if p.kind in ("long", "poisson")]
             running = sum(p.exit_status is None and not p.stopped for p in senders)
             progress.tick(label, elapsed, exp.duration_s, running, _flows_left(senders, out),
-                          monitor.samples[-1]["total_pct"] if monitor.samples else 0.0)
+                          monitor.last_total_pct)
             if elapsed >= exp.duration_s and not plan and (running == 0 or elapsed >= exp.duration_s + GRACE_S):
                 break
             # wake for the next launch on time: flows set 10 ms apart (a flash crowd) must start 10 ms apart
@@ -320,8 +321,6 @@ def run_scheme(exp: Experiment, variant: Variant, scheme_name: str, out: RunDir,
                 reader.close()
         network.stop()
         if monitor is not None:
-            with open(out.root / "cpu.jsonl", "w") as f:
-                f.writelines(json.dumps(s) + "\n" for s in monitor.samples)
             with open(out.root / "memory.jsonl", "w") as f:
                 f.writelines(json.dumps(s) + "\n" for s in monitor.memory)
     if scheme.is_external:
