@@ -110,6 +110,7 @@ class Bmv2ThriftDriver:
     queue_unit_bytes = dp.QUEUE_UNIT_BYTES["v1model"]   # deq_qdepth counts packets
     sets_queues = True
     police_epoch_s = dp.POLICE_EPOCH_S["v1model"]
+    classic_drop = True
 
     def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
                  server_nice: int | None = None):
@@ -312,6 +313,11 @@ class Bmv2ThriftDriver:
     def write_syn_grants(self, grants: dict[int, dp.SynGrants]) -> None:
         """Each port's dp.SynGrants, the same way as the stamps."""
         self._write_registers("write SYN grants", [cell for port, g in grants.items() for cell in g.cells(port)])
+
+    def write_classic_drop(self, probabilities: dict[int, float]) -> None:
+        """Each port's drop probability for TCP packets as its cell (dp.classic_drop_cell), as the stamps."""
+        self._write_registers("write classic drops", [(dp.REG_CLASSIC_DROP, port, dp.classic_drop_cell(p))
+                                                      for port, p in probabilities.items()])
 
     def read_xcp_cells(self, ports: list[int]) -> dict[int, XcpCells]:
         """Each XCP port's cells in one round trip, its smallest queue restarted (XCP_MIN_QUEUE_NONE) right after

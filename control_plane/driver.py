@@ -72,6 +72,7 @@ class Driver(Protocol):
     queue_unit_bytes: int | None      # bytes of one unit of the queue depth; None: packets (a data frame each)
     sets_queues: bool                 # set_queue works (bmv2); else the target's own configuration shapes ports
     police_epoch_s: float             # the target's policing epoch (p4rcp.dataplane.POLICE_EPOCH_S)
+    classic_drop: bool                # the program drops TCP packets with a per-port probability (write_classic_drop)
 
     def connect(self) -> None: ...
 
@@ -87,6 +88,9 @@ class Driver(Protocol):
 
     def write_syn_grants(self, grants: dict[int, SynGrants]) -> None:
         """Per port: how its SYNs are stamped and their sizes counted this interval."""
+
+    def write_classic_drop(self, probabilities: dict[int, float]) -> None:
+        """Per port: the probability with which a TCP packet routed there is dropped (0: never)."""
 
     def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
         """The stamp each of these (port, class) cells holds now, kb/s (RATE_NONE: none): what a controller

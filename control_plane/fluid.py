@@ -47,6 +47,8 @@ from p4rcp.rcp_law import (persistent_queue, rcp_feedforward, rcp_grant_packets,
 ROUTERS = ("rcp", "rcp-ff", "rcp-ac")
 # The RcpParams fields the model takes from a preset; a preset that sets any other is run without it, and says so.
 MODELLED = ("alpha", "beta", "q0_bytes", "queue_reads", "overload_floor", "feedforward")
+# Fields that change nothing here: the model has no TCP.
+WITHOUT_EFFECT = ("tcp_coupling",)
 
 
 @dataclass(frozen=True)
@@ -337,7 +339,7 @@ def preset_gains(name: str, link: Bottleneck) -> Gains:
     params = p.params()
     return Gains(params.alpha, params.beta, params.q0_bytes / link.packet_bytes,
                  "rcp-ff" if params.feedforward else "rcp", params.queue_reads, params.overload_floor,
-                 tuple(f"{k} = {v}" for k, v in p.rcp.items() if k not in MODELLED))
+                 tuple(f"{k} = {v}" for k, v in p.rcp.items() if k not in MODELLED + WITHOUT_EFFECT))
 
 
 def main(argv=None) -> None:

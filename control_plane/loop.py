@@ -17,8 +17,8 @@ from control_plane.driver import Driver, PortCounters, SwitchUnavailable
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
 from p4rcp.police import police_allowance, police_limit
-from p4rcp.rcp_law import (persistent_queue, rcp_feedforward, rcp_grant_packets, rcp_overload_floor, rcp_rate,
-                            rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
+from p4rcp.rcp_law import (classic_drop_probability, persistent_queue, rcp_feedforward, rcp_grant_packets,
+                            rcp_overload_floor, rcp_rate, rcp_syn_rates, rcp_window_syn_rates, stamp_rate)
 from p4rcp.topology import Route, Switch, SwitchPort
 
 log = logging.getLogger("control_plane")
@@ -103,6 +103,7 @@ class PortState:
     # policing (allowance, limit), written and recorded from here (computed once per update).
     stamps_bps: list[float] = field(default_factory=list)
     police: list[tuple[int, int]] = field(default_factory=list)
+    classic_drop: float = 0.0        # the TCP packets' drop probability (RcpParams.tcp_coupling)
 
     def queue_drain_s(self, frame_bytes: int) -> float:
         """The longest a packet waits in this port's queue: its depth in data frames at C."""
@@ -155,6 +156,9 @@ class ControlLoop:
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
         self.class_of_dscp, self.class_weights = self.params.weight_classes()
+        if self.params.tcp_coupling and not self.couples_tcp:
+            log.warning("%s: the switch's program has no %s: TCP beside RCP is not coupled (RcpParams.tcp_coupling)",
+                        self.switch.name, dp.REG_CLASSIC_DROP)
         self.ports = {}
         for sp in self.switch.rcp_ports:
             if not sp.capacity_bps > 0:
@@ -164,6 +168,11 @@ class ControlLoop:
                                                         self.params.R_min_bps),
                                               d0_s=self.params.d0_init_s, config=sp,
                                               queue_reads=deque(maxlen=self.params.queue_reads))
+
+    @property
+    def couples_tcp(self) -> bool:
+        """Whether the loop writes the TCP packets' drop probability: asked for, and the program has the cells."""
+        return self.params.tcp_coupling and self.driver.classic_drop
 
     def port_T_s(self, ps: PortState) -> float:
         """A port's own interval, T = min(T_max, d0), as ns-2 keeps one per queue."""
@@ -206,6 +215,9 @@ class ControlLoop:
             self.driver.write_syn_grants({ps.port: ps.grants for ps in self.ports.values()})
         self.driver.write_rates_kbps(self._stamps(self.ports.values()))
         self.driver.write_police(self._police(self.ports.values()))
+        if self.driver.classic_drop:        # coupled or not, no drop left from an earlier controller's settings
+            self.driver.write_classic_drop({ps.port: ps.classic_drop if self.couples_tcp else 0.0
+                                            for ps in self.ports.values()})
         classes = self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline
@@ -313,6 +325,8 @@ class ControlLoop:
                 self.driver.write_police(self._police(updated))
             if self.params.feedforward:
                 self.driver.write_syn_grants({ps.port: ps.grants for ps in updated})
+            if self.couples_tcp:
+                self.driver.write_classic_drop({ps.port: ps.classic_drop for ps in updated})
         timing = {"loop_s": self.clock() - started, "read_s": read_s, "answer_s": read.at - started,
                   "late_s": None if deadline is None else started - deadline}
         for record in records:
@@ -371,6 +385,9 @@ class ControlLoop:
                                        R_min=p.R_min_bps, w_min=w_min)
             ps.grants = self.next_grants(ps, now, c.long_arrivals, y)
         ps.last, ps.last_time = c, now
+        if self.couples_tcp:
+            ps.classic_drop = classic_drop_probability(ps.R_bps, ps.d0_s, p.queue_packet_bytes * 8,
+                                                       c=p.tcp_response)
         if p.police:
             # the senders follow the R they heard up to one RTT ago, and a queue that built up when R fell
             # delays what they sent at the old R by up to its drain time (d0, a moving average, lags it):
@@ -393,7 +410,8 @@ class ControlLoop:
                 "syn_rates_bps": [r * 1000 for r in ps.grants.long_kbps] if p.feedforward else None,
                 "short_rate_bps": ps.grants.short_kbps * 1000 if p.feedforward else None,
                 "police_allowance_bytes": None if police is None else [a for a, _ in police],
-                "police_limit_bytes": None if police is None else [limit for _, limit in police]}
+                "police_limit_bytes": None if police is None else [limit for _, limit in police],
+                "classic_drop_p": ps.classic_drop if self.couples_tcp else None}
 
     def run(self, stop: threading.Event, backoff_s: tuple[float, float] = (0.1, 2.0)) -> None:
         """Repeat ``step`` every T until ``stop`` is set; survive switch restarts.

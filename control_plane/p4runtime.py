@@ -242,6 +242,8 @@ class P4RuntimeDriver:
         self._register_bits = {name: register_bits(self.schema, name) for name in dp.RCP_REGISTERS_READ}
         # v1model packs the policing allowance and limit into one register; TNA has one of each.
         self._police_packed = self.schema.registers.get(dp.REG_POLICE) is not None
+        # The v1model program drops TCP packets with a probability per port; the TNA and SUME programs do not.
+        self.classic_drop = self.schema.registers.get(dp.REG_CLASSIC_DROP) is not None
         # P4Runtime's CounterData is 64-bit; the side driver, when there is one, reads the counts itself.
         self.counter_bits = side.counter_bits if side is not None else dp.COUNTER_BITS
         self.rtt_sum_bits = side.rtt_sum_bits if side is not None else rtt_sum_bits(self.schema)
@@ -330,6 +332,13 @@ class P4RuntimeDriver:
         if self.side is not None:
             return self.side.write_syn_grants(grants)
         self._call("write SYN grants", lambda sw: sw.modify(syn_grant_entries(grants)))
+
+    def write_classic_drop(self, probabilities: dict[int, float]) -> None:
+        if self.side is not None:
+            return self.side.write_classic_drop(probabilities)
+        self._call("write classic drops", lambda sw: sw.modify(
+            [fy.P4RegisterEntry(dp.REG_CLASSIC_DROP, index=port, data=dp.classic_drop_cell(p))
+             for port, p in sorted(probabilities.items())]))
 
     def read_stamps_kbps(self, cells: list[int]) -> dict[int, int]:
         """The stamp each of these cells of rcp_rate holds, kb/s (RATE_NONE: none), decoded."""

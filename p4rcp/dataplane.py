@@ -15,6 +15,13 @@ from typing import NamedTuple
 COUNTER_INPUT = "rcp_input"              # packets and bytes routed to port p, counted on arrival
 COUNTER_RTT_COUNT = "rcp_rtt_count"      # packets that carried a valid RTT sample
 COUNTER_POLICED = "rcp_policed"          # packets and bytes to port p that policing dropped (counted in rcp_input too)
+# The coupled drop of classic (TCP) packets (docs/design.md, "Beside TCP"): per port, a TCP packet routed there
+# is dropped when a 32-bit random draw is below the cell (CLASSIC_DROP_NONE, the reset value: never), before
+# rcp_input counts it; rcp_classic_dropped counts what it took.
+REG_CLASSIC_DROP = "rcp_classic_drop"
+COUNTER_CLASSIC_DROPPED = "rcp_classic_dropped"
+CLASSIC_DROP_NONE = 0
+CLASSIC_DROP_MAX = (1 << 32) - 1
 REG_RTT_SUM = "rcp_rtt_sum"              # sum of those samples, us
 REG_QUEUE_DEPTH = "rcp_queue_depth"      # the queue the last packet to leave p left behind (QUEUE_UNIT_BYTES)
 # The feedforward (docs/design.md, "Sudden load"), per port. Read each interval: the SYNs of long flows
@@ -254,3 +261,10 @@ def xcp_router_feedback(xi_p_cell: int, xi_n_cell: int, rtt_us: int, x_ns: int, 
     p = (xi_p_cell * rtt_us * x_ns) >> XCP_XI_SHIFT
     n = -((-xi_n_cell * rtt_us * s_bytes) >> XCP_XI_SHIFT)
     return min(p, positive_left), min(n, negative_left)
+
+
+def classic_drop_cell(p: float) -> int:
+    """The REG_CLASSIC_DROP cell for drop probability p: round(p 2^32), at most CLASSIC_DROP_MAX."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"a drop probability is in [0, 1], got {p!r}")
+    return min(round(p * (1 << 32)), CLASSIC_DROP_MAX)

@@ -57,6 +57,13 @@ class RcpParams:
     # interval, a and l the flows that arrived and are ending, each weighed by the share of a round trip
     # it lasts; a long flow's SYN stamped with the rate that fits it, a short flow's with the first share.
     feedforward: bool = True
+    # Beside TCP (docs/design.md, "Beside TCP"): every interval the router drops TCP packets with the
+    # probability at which a TCP flow sends at R (rcp_law.classic_drop_probability), so that TCP's standing
+    # queue does not hold R at its floor and each class gets its share.
+    tcp_coupling: bool = True
+    # c of TCP's response, rate = c (s / d0) / sqrt(p), that the drop probability assumes: Mathis's sqrt(3/2)
+    # less what timeouts and delayed ACKs take (calibrated on experiment tcp-mix-reno; docs/design.md).
+    tcp_response: float = 0.7
 
     def __post_init__(self):
         for f in fields(self):
@@ -65,7 +72,7 @@ class RcpParams:
             if f.type in ("float", "int") and not (number and (f.type == "float" or isinstance(value, int))):
                 raise ValueError(f"RCP parameter {f.name} must be {'an integer' if f.type == 'int' else 'a number'}, "
                                  f"got {value!r}")
-        for name in ("alpha", "beta", "gamma", "R_min_bps", "R_init_fraction", "d0_init_s", "d0_gain",
+        for name in ("alpha", "beta", "gamma", "tcp_response", "R_min_bps", "R_init_fraction", "d0_init_s", "d0_gain",
                      "T_max_s", "queue_packet_bytes"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"RCP parameter {name} must be > 0, got {getattr(self, name)}")
@@ -76,7 +83,7 @@ class RcpParams:
                              "0 <= first_jitter < 1")
         if self.d0_estimator not in D0_ESTIMATORS:
             raise ValueError(f"d0_estimator must be one of {', '.join(D0_ESTIMATORS)}, got {self.d0_estimator!r}")
-        for name in ("feedforward", "overload_floor"):
+        for name in ("feedforward", "overload_floor", "tcp_coupling"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"RCP parameter {name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.police, bool) or self.police_margin < 0 or self.police_slack_s < 0 \

@@ -42,7 +42,8 @@ class Preset:
 
 
 # The papers' law with the ns-2 router's gains, no feedforward: written out, not left to the defaults.
-_PLAIN = {"alpha": 0.4, "beta": 0.4, "queue_reads": 1, "overload_floor": False, "feedforward": False}
+_PLAIN = {"alpha": 0.4, "beta": 0.4, "queue_reads": 1, "overload_floor": False, "feedforward": False,
+          "tcp_coupling": False}
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("rcp", "rcp", "RCP as the routers run it by default (RcpParams' defaults): the scheme to compare "
@@ -51,7 +52,8 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
                                "reference that the default's additions are measured against", _PLAIN),
     Preset("rcp-papers", "rcp", "the RCP papers' own gains, no feedforward: a queued bit weighs ten times a bit "
                                 "of spare capacity; the smallest queues, the slowest to fill the link",
-           {"alpha": 0.1, "beta": 1.0, "queue_reads": 1, "overload_floor": False, "feedforward": False}),
+           {"alpha": 0.1, "beta": 1.0, "queue_reads": 1, "overload_floor": False, "feedforward": False,
+            "tcp_coupling": False}),
     Preset("rcp-ns2", "rcp", "rcp-plain with the ns-2 router's d0 estimator (quickly up, slowly down, so d0 "
                              "stays near the larger RTTs): where the flows' RTTs differ",
            {**_PLAIN, "d0_estimator": "ns2"}),

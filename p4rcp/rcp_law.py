@@ -1,5 +1,7 @@
 """The RCP router's laws (Dukkipati & McKeown), each one pure function with the papers' symbols."""
 
+import math
+
 
 def rcp_rate(R_prev: float, T: float, d0: float, C: float, y: float, q: float, *,
              alpha: float, beta: float, gamma: float = 1.0, q0: float = 0.0, R_min: float, w_min: float = 1.0) -> float:
@@ -46,6 +48,27 @@ def rcp_overload_floor(R_heard: float, C: float, y: float, q: float, d0: float, 
     if y <= gamma * C or R_heard <= 0:
         return 0.0
     return max(R_heard * (gamma * C - q / d0) / y, 0.0)
+
+
+CLASSIC_DROP_MAX = 0.25
+MATHIS_C = math.sqrt(1.5)
+
+
+def classic_drop_probability(R: float, d0: float, s: float, *, c: float = MATHIS_C,
+                             p_max: float = CLASSIC_DROP_MAX) -> float:
+    """p = (c / W)^2, W = R d0 / s: the drop probability at which a TCP whose rate answers drops as
+    rate = c (s / d0) / sqrt(p) sends at R. c = sqrt(3/2) is Reno's (and CUBIC's in its Reno-friendly region)
+    in Mathis et al.'s model ("The macroscopic behavior of the TCP congestion avoidance algorithm", 1997);
+    timeouts and delayed ACKs make a real TCP's smaller. The router drops classic (TCP)
+    packets with p so that a TCP flow beside RCP's gets about RCP's R, as L4S's DualQ Coupled AQM (RFC 9332)
+    couples its classic queue's drops to its scalable signal. R in bits/s, s the packet in bits, d0 seconds.
+
+    At most p_max: below a window of about 2.4 packets (p 1/4) TCP lives on timeouts, which more drops would
+    turn into starvation rather than a share."""
+    if R <= 0 or d0 <= 0 or s <= 0:
+        raise ValueError(f"classic_drop_probability needs R, d0, s > 0 (R={R}, d0={d0}, s={s})")
+    W = R * d0 / s
+    return min(p_max, (c / W) ** 2)
 
 
 def stamp_rate(R: float, w: float, C: float, *, gamma: float = 1.0) -> float:

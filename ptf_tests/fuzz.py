@@ -304,7 +304,7 @@ XCP_LEFT = (dp.REG_XCP_POSITIVE_LEFT, dp.REG_XCP_NEGATIVE_LEFT)
 XCP_LEFT_FIELDS = ("xcp_positive_left", "xcp_negative_left")
 CONTROL_CELLS = (dp.REG_RATE, dp.REG_SYN_RATE, dp.REG_ARRIVALS_BASE, dp.REG_SHORT_RATE, dp.REG_GRANT_PACKETS,
                  dp.REG_LONG_PACKETS, dp.REG_POLICE, *dp.REG_POLICE_ROWS, dp.REG_XCP_XI_P, dp.REG_XCP_XI_N,
-                 dp.REG_XCP_ON)
+                 dp.REG_XCP_ON, dp.REG_CLASSIC_DROP)
 
 
 def program(driver: Bmv2ThriftDriver, stamps: dict[int, int]) -> None:

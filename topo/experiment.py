@@ -161,8 +161,11 @@ class Experiment:
         return Scheme(name, name)
 
     def rcp_overrides(self, scheme: Scheme) -> dict:
-        """RcpParams fields this scheme's runs set: the experiment's [rcp], then the scheme's own."""
-        return {**self.rcp, **scheme.rcp}
+        """RcpParams fields this scheme's runs set: the experiment's [rcp], then the scheme's own. A scheme that
+        is not RCP runs over routers that leave its TCP alone (tcp_coupling off): TCP, PCC and XCP are measured
+        behind the drop-tail queue they were designed for."""
+        fixed = {} if scheme.cc == "rcp" else {"tcp_coupling": False}
+        return {**self.rcp, **scheme.rcp, **fixed}
 
     def rcp_params(self, scheme: Scheme, topology: Topology | None = None) -> RcpParams:
         """The routers' parameters in this scheme's runs; on a topology, its data frame is the queue's packet

@@ -13,6 +13,9 @@ class FakeDriver:
         self.queue_unit_bytes = queue_unit_bytes
         self.sets_queues = True
         self.police_epoch_s = police_epoch_s
+        self.classic_drop = True
+        self.classic_drops: dict[int, float] = {}               # by port
+        self.classic_drop_writes: list[dict[int, float]] = []
         self.counters = {p: ZERO for p in ports}
         self.rates: dict[int, int] = {}              # by cell: p4rcp.dataplane.rate_cell(port, class)
         self.rate_writes: list[dict[int, int]] = []
@@ -54,7 +57,7 @@ class FakeDriver:
         """The switch process restarted: state lost."""
         self.counters = {p: ZERO for p in self.counters}
         self.rates, self.routes, self.queues, self.police, self.weight_classes = {}, [], {}, {}, {}
-        self.syn_grants = {}
+        self.syn_grants, self.classic_drops = {}, {}
 
     def _check(self):
         if not self.up:
@@ -93,6 +96,11 @@ class FakeDriver:
         self._check()
         self.syn_grants.update(grants)
         self.syn_grant_writes.append(dict(grants))
+
+    def write_classic_drop(self, probabilities):
+        self._check()
+        self.classic_drops.update(probabilities)
+        self.classic_drop_writes.append(dict(probabilities))
 
     def read_stamps_kbps(self, cells):
         """A cell never written holds the reset value, which reads as no stamp."""

@@ -525,3 +525,37 @@ def test_a_capacity_drop_brings_R_down_to_the_new_link_not_to_its_floor(floor):
         assert R == pytest.approx(C * (C / 10 - queue * 1000 * 8 / d0) / C, rel=1e-6)
     else:
         assert R == params.R_min_bps
+
+
+def test_tcp_coupling_writes_each_intervals_drop_probability_from_R_and_d0():
+    from p4rcp.rcp_law import classic_drop_probability
+    loop, driver, clock, _ = make_loop()
+    assert driver.classic_drop_writes == [{PORT: 0.0}]          # resync: no drop before the first interval
+    loop.step()
+    driver.add(PORT, nbytes=15_000, packets=15)
+    clock.t += 0.01
+    [rec] = loop.step()
+    p = classic_drop_probability(rec["R_bps"], rec["d0_s"], 1000 * 8, c=RcpParams().tcp_response)
+    assert driver.classic_drops == {PORT: pytest.approx(p)} and rec["classic_drop_p"] == pytest.approx(p)
+    assert 0 < p < 1
+
+
+def test_without_tcp_coupling_the_switch_drops_no_tcp_and_the_record_says_none():
+    loop, driver, clock, _ = make_loop(RcpParams(queue_packet_bytes=1000, tcp_coupling=False))
+    loop.step()
+    driver.add(PORT, nbytes=15_000, packets=15)
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert driver.classic_drop_writes == [{PORT: 0.0}] and rec["classic_drop_p"] is None
+
+
+def test_a_program_without_the_classic_drop_is_run_without_it_and_says_so(caplog):
+    driver = FakeDriver(S1.ports)
+    driver.classic_drop = False
+    loop, driver, clock, _ = make_loop(driver=driver)
+    assert "not coupled" in caplog.text
+    loop.step()
+    driver.add(PORT, nbytes=15_000, packets=15)
+    clock.t += 0.01
+    [rec] = loop.step()
+    assert driver.classic_drop_writes == [] and rec["classic_drop_p"] is None

@@ -23,7 +23,7 @@ def test_a_preset_with_params_on_top():
     preset, params = rcp_params(args.preset, args.param, 1078)
     assert preset.name == "rcp-papers"
     assert params == RcpParams(alpha=0.1, beta=0.5, queue_reads=1, overload_floor=False, feedforward=False,
-                               police=True, dscp_weights={10: 0.5}, queue_packet_bytes=1500)
+                               tcp_coupling=False, police=True, dscp_weights={10: 0.5}, queue_packet_bytes=1500)
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -43,7 +43,8 @@ def test_every_rcp_parameter_goes_through_the_command_line():
                         d0_init_s=0.05, d0_estimator="ns2", d0_gain=0.2, T_max_s=0.005, queue_reads=1,
                         overload_floor=False, first_jitter=0.1,
                         queue_packet_bytes=1000, dscp_weights={10: 0.5, 46: 0.25}, police=True, police_margin=0.05,
-                        police_slack_s=0.02, police_burst_packets=3.0, feedforward=False)
+                        police_slack_s=0.02, police_burst_packets=3.0, feedforward=False, tcp_coupling=False,
+                        tcp_response=1.0)
     assert all(getattr(changed, f.name) != getattr(RcpParams(), f.name) for f in fields(RcpParams)), \
         "a field of RcpParams this test does not change: add it"
     for params in (RcpParams(), changed):

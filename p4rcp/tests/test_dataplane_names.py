@@ -27,10 +27,11 @@ def test_names_match_compiled_program():
     for name, bits in ((dp.REG_XCP_SUM_X, dp.XCP_SUM_BITS), (dp.REG_XCP_SUM_RTT_X, dp.XCP_SUM_BITS),
                        (dp.REG_XCP_SUM_S, dp.XCP_SUM_BITS), (dp.REG_XCP_XI_P, dp.XCP_XI_BITS),
                        (dp.REG_XCP_XI_N, dp.XCP_XI_BITS), (dp.REG_XCP_MIN_QUEUE, dp.XCP_QUEUE_BITS),
-                       (dp.REG_XCP_ON, 1)):
+                       (dp.REG_XCP_ON, 1), (dp.REG_XCP_POSITIVE_LEFT, 64), (dp.REG_XCP_NEGATIVE_LEFT, 64),
+                       (dp.REG_CLASSIC_DROP, 32)):
         assert (registers[name]["size"], registers[name]["bitwidth"]) == (dp.NUM_PORTS, bits), name
     counters = {c["name"]: c for c in program["counter_arrays"]}
-    for name in (*dp.RCP_COUNTERS, dp.COUNTER_INGRESS_PACKETS):
+    for name in (*dp.RCP_COUNTERS, dp.COUNTER_INGRESS_PACKETS, dp.COUNTER_CLASSIC_DROPPED):
         assert name in counters, f"counter {name} missing; have {sorted(counters)}"
         assert counters[name]["size"] == dp.NUM_PORTS
     tables = {t["name"]: t for pipe in program["pipelines"] for t in pipe["tables"]}

@@ -25,9 +25,12 @@ def test_rcp_is_the_defaults_whatever_they_are():
 
 
 @pytest.mark.parametrize("name,meaning", [
-    ("rcp-plain", {"alpha": 0.4, "beta": 0.4, "queue_reads": 1, "overload_floor": False, "feedforward": False}),
-    ("rcp-papers", {"alpha": 0.1, "beta": 1.0, "queue_reads": 1, "overload_floor": False, "feedforward": False}),
-    ("rcp-ns2", {"alpha": 0.4, "beta": 0.4, "queue_reads": 1, "overload_floor": False, "feedforward": False, "d0_estimator": "ns2"}),
+    ("rcp-plain", {"alpha": 0.4, "beta": 0.4, "queue_reads": 1, "overload_floor": False, "feedforward": False,
+      "tcp_coupling": False}),
+    ("rcp-papers", {"alpha": 0.1, "beta": 1.0, "queue_reads": 1, "overload_floor": False, "feedforward": False,
+      "tcp_coupling": False}),
+    ("rcp-ns2", {"alpha": 0.4, "beta": 0.4, "queue_reads": 1, "overload_floor": False, "feedforward": False,
+      "tcp_coupling": False, "d0_estimator": "ns2"}),
 ])
 def test_presets_of_a_fixed_law_write_out_every_field_their_meaning_rests_on(name, meaning):
     # Written out, not left to the defaults: a change of RcpParams' defaults leaves these as they are.

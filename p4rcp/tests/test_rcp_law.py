@@ -202,3 +202,29 @@ def test_the_overload_floor_is_the_rate_at_which_the_senders_fit_and_drain_the_q
     assert rcp_overload_floor(10e6, 10e6, 100e6, 2e6, 0.1) == 0.0, "a queue longer than d0 at C: no floor"
     assert rcp_overload_floor(10e6, 10e6, 9e6, 0.0, 0.1) == 0.0, "no overload: the law alone"
     assert rcp_overload_floor(10e6, 10e6, 11e6, 0.0, 0.1, gamma=1.2) == 0.0, "under gamma C is no overload"
+
+
+@pytest.mark.parametrize("R, d0", [(3e6, 0.04), (1e6, 0.2), (50e6, 0.08)])
+def test_the_classic_drop_probability_is_the_one_at_which_reno_sends_at_R(R, d0):
+    from p4rcp.rcp_law import classic_drop_probability
+    s = 1078 * 8
+    p = classic_drop_probability(R, d0, s)
+    reno = (s / d0) * math.sqrt(3 / (2 * p))            # Mathis et al.'s response function
+    assert reno == pytest.approx(R)
+
+
+def test_the_classic_drop_probability_is_at_most_one_and_refuses_what_is_no_rate():
+    from p4rcp.rcp_law import classic_drop_probability
+    assert classic_drop_probability(1e3, 0.001, 12_000) == 0.25     # under a window of 2.4 packets: capped
+    for bad in ((0, 0.04, 8000), (1e6, 0, 8000), (1e6, 0.04, 0)):
+        with pytest.raises(ValueError):
+            classic_drop_probability(*bad)
+
+
+def test_the_classic_drop_cell_is_the_probability_in_units_of_2_to_the_minus_32():
+    from p4rcp import dataplane as dp
+    assert dp.classic_drop_cell(0) == dp.CLASSIC_DROP_NONE == 0
+    assert dp.classic_drop_cell(0.5) == 1 << 31 and dp.classic_drop_cell(1.0) == dp.CLASSIC_DROP_MAX
+    for bad in (-0.1, 1.5, math.nan):
+        with pytest.raises(ValueError):
+            dp.classic_drop_cell(bad)

@@ -116,6 +116,7 @@ class RcpTest(BaseTest):
         self.grants = {p: dp.SynGrants.none() for p in PORTS}
         self.switch.write_syn_grants(self.grants)
         self.set_weight_classes({})
+        self.switch.write_classic_drop({p: 0.0 for p in PORTS})
         for row in (*dp.REG_POLICE_ROWS, dp.REG_LONG_ARRIVALS, dp.REG_COMMITTED_ARRIVALS,
                     dp.REG_COMMITTED_DEPARTURES):
             self.switch.reset_register(row)     # (after the writes: the switch has applied them)

@@ -31,6 +31,7 @@ class Ns3Driver:
     queue_unit_bytes = None   # QueueDepthPackets counts packets
     sets_queues = True
     police_epoch_s = dp.POLICE_EPOCH_S["v1model"]     # the router it stands in for (no policing here)
+    classic_drop = True
 
     def __init__(self, network: SimNetwork, switch: str):
         self.network, self.switch = network, switch
@@ -93,6 +94,11 @@ class Ns3Driver:
                 disc.SetSynRateKbps(k, kbps)
             disc.SetShortRateKbps(g.short_kbps)
             disc.SetGrantPackets(g.grant_packets, g.long_packets)
+
+    def write_classic_drop(self, probabilities: dict[int, float]) -> None:
+        """Each RCP port's drop probability for TCP packets (RcpQueueDisc.SetClassicDrop)."""
+        for port, p in probabilities.items():
+            self.network.rcp_disc(self.switch, port).SetClassicDrop(p)
 
     def read_xcp(self, port: int) -> XcpCounters:
         """An XCP port's counters (topo/ns3/model/xcp-queue-disc.h); reading takes the smallest queue."""

@@ -1,5 +1,5 @@
-// p4rcp for v1model (bmv2 simple_switch): IPv4 routing in ingress, whose
-// action also counts the RCP input traffic once the output port is known, then
+// p4rcp for v1model (bmv2 simple_switch): IPv4 routing in ingress, the classic (TCP) packets' coupled drop,
+// then the RCP input traffic counted once the output port is known, then
 // a forward RCP packet's weight class and policing (before the queue); the
 // rest of the RCP router's per-packet work in egress, after the queue, then the XCP router's (xcp.p4).
 #include <core.p4>
@@ -13,6 +13,7 @@
 #include "routing.p4"
 #ifndef WITHOUT_RCP
 #include "rcp.p4"
+#include "classic.p4"
 #include "policing.p4"
 #include "weights.p4"
 #include "xcp.p4"
@@ -22,12 +23,20 @@ control RcpIngress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t std_meta) {
     Routing() routing;
 #ifndef WITHOUT_RCP
+    ClassicDrop() classic_drop;
     WeightClassifier() weight_classifier;
     Policer() policer;
 #endif
     apply {
         routing.apply(hdr, std_meta);
 #ifndef WITHOUT_RCP
+        if (std_meta.egress_spec != DROP_PORT) {
+            classic_drop.apply(hdr, std_meta);
+        }
+        // RCP addition 1 (rcp.p4): what the port takes in, once routing and the classic drop have decided
+        if (std_meta.egress_spec != DROP_PORT) {
+            rcp_input.count(std_meta.egress_spec);
+        }
         // Forward RCP packets only (parser.p4). A packet routing dropped has egress_spec 511, whose
         // policing cells the control plane never writes.
         if (hdr.rcp.isValid()) {

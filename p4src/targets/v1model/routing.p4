@@ -3,10 +3,6 @@
 #define P4RCP_V1MODEL_ROUTING_P4
 
 #include "size.p4"
-#ifndef WITHOUT_RCP
-#include "rcp.p4"          // rcp_input, counted in set_next_hop_routing_v4
-#endif
-
 // Frames the pipeline received per ingress port. Compared with the kernel's
 // count of frames delivered to the switch's interfaces, it tells the
 // experiments whether bmv2 dropped input for want of CPU.
@@ -24,9 +20,6 @@ control Routing(inout headers_t hdr, inout standard_metadata_t std_meta) {
         hdr.ethernet.src_addr = src_mac;
         hdr.ethernet.dst_addr = dst_mac;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-#ifndef WITHOUT_RCP
-        rcp_input.count(port);          // RCP addition 1 (rcp.p4): in the action, no table of its own
-#endif
     }
 
     @name(".routing_v4")

@@ -4,6 +4,8 @@
 // One register cell per possible v1model port (egress_port is bit<9>), so
 // any port number a topology uses indexes inside the arrays.
 #define NUM_PORTS 512
+// egress_spec after mark_to_drop (p4rcp/dataplane.py: DROP_PORT)
+#define DROP_PORT 511
 #define ROUTING_V4_SIZE 1024
 // One cell per (port, weight class): (port << WEIGHT_CLASS_BITS) | class.
 #define RATE_CELLS 4096

@@ -4,6 +4,7 @@
 #include "rcp-header.h"
 
 #include "ns3/enum.h"
+#include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/udp-header.h"
 
 #include <algorithm>
@@ -55,7 +56,8 @@ RcpQueueDisc::GetTypeId()
 RcpQueueDisc::RcpQueueDisc()
     : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE, QueueSizeUnit::PACKETS),
       m_rttSamples(RTT_AT_DEPARTURE),
-      m_queueSample(DEPTH_BEHIND_LAST_DEPARTURE)
+      m_queueSample(DEPTH_BEHIND_LAST_DEPARTURE),
+      m_uniform(CreateObject<UniformRandomVariable>())
 {
 }
 
@@ -71,6 +73,13 @@ RcpQueueDisc::QueueDepthPackets() const
     default:
         return m_lastDepartureDepth;
     }
+}
+
+void
+RcpQueueDisc::SetClassicDrop(double p)
+{
+    NS_ABORT_MSG_IF(!(p >= 0 && p <= 1), "a drop probability is in [0, 1], got " << p);
+    m_classicDrop = p;
 }
 
 bool
@@ -134,6 +143,17 @@ RcpQueueDisc::SampleRtt(uint32_t rttUs)
 bool
 RcpQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
+    // The classic drop, before the count, as classic.p4 drops before rcp_input counts.
+    if (m_classicDrop > 0)
+    {
+        auto ip = DynamicCast<Ipv4QueueDiscItem>(item);
+        if (ip && ip->GetHeader().GetProtocol() == 6 && m_uniform->GetValue() < m_classicDrop)
+        {
+            m_classicDrops += 1;
+            DropBeforeEnqueue(item, "classic drop");
+            return false;
+        }
+    }
     // Addition 1: what arrives for the port, counted before the queue may drop it, in Ethernet frame bytes
     // (the unit of C and of the hosts' rates).
     m_inputBytes += item->GetSize() + ETHERNET_HEADER;

@@ -1,7 +1,8 @@
 // The RCP router's per-packet work on one output port, as the P4 program does it
 // (p4src/targets/v1model/rcp.p4 and routing.p4; docs/dataplane.md, "Per packet"):
 //
-//   on arrival, before any drop:  input_bytes += frame length; input_packets += 1      (y, in ingress)
+//   on arrival:                   a TCP packet is dropped with the classic drop probability (classic.p4)
+//   then, before any queue drop:  input_bytes += frame length; input_packets += 1      (y, in ingress)
 //   on departure, after the queue: forward RCP packet with a valid rtt_us:
 //                                      rtt_sum += rtt_us; rtt_count += 1            (egress)
 //                                  forward RCP packet with rate_kbps > R != 0:
@@ -29,6 +30,7 @@
 #define P4RCP_RCP_QUEUE_DISC_H
 
 #include "ns3/queue-disc.h"
+#include "ns3/random-variable-stream.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>
@@ -82,6 +84,10 @@ class RcpQueueDisc : public ns3::QueueDisc
     static constexpr uint32_t SYN_RATE_NONE = 0xFFFFFFFF;
     uint32_t GetRateKbps() const { return m_rateKbps; }
 
+    // The probability with which a TCP packet is dropped on arrival (docs/design.md, "Beside TCP"); 0: never.
+    void SetClassicDrop(double p);
+    uint64_t ClassicDrops() const { return m_classicDrops; }
+
     uint64_t Stamped() const { return m_stamped; }
     uint64_t Drops() const { return m_drops; }
 
@@ -129,6 +135,9 @@ class RcpQueueDisc : public ns3::QueueDisc
                                           SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE, SYN_RATE_NONE};
     uint64_t m_stamped = 0;
     uint64_t m_drops = 0;
+    double m_classicDrop = 0;
+    uint64_t m_classicDrops = 0;
+    ns3::Ptr<ns3::UniformRandomVariable> m_uniform;
     ns3::TracedCallback<uint32_t, uint32_t, uint32_t> m_stampTrace;
 };
 
