@@ -3,9 +3,10 @@ reads each port's sums, computes phi, h, xi_p and xi_n (p4rcp/xcp_law.py) and wr
 the data plane's per-packet feedback uses (docs/xcp.md, "The per-interval law").
 
 The driver gives, per port, monotonic counters (input bytes y, sum x, sum rtt x, sum s) and the smallest
-queue since its last read, and takes (xi_p, xi_n) and the interval's feedback totals: topo/ns3/driver.py over the ns-3 model's XcpQueueDisc, and
-XcpCellsDriver over a P4 switch's XCP registers (p4src/targets/v1model/xcp.p4) through the Thrift driver that
-RCP's loop uses; XcpLoop.run steps a real switch in real time.
+queue since its last read, and takes (xi_p, xi_n) and the interval's feedback totals: topo/ns3/driver.py over
+the ns-3 model's XcpQueueDisc, and XcpCellsDriver over a P4 switch's XCP registers
+(p4src/targets/v1model/xcp.p4) through the Thrift driver that RCP's loop uses; XcpLoop.run steps a real switch
+in real time.
 """
 
 from __future__ import annotations

@@ -17,6 +17,12 @@ def fct_ps(size_bytes: float, C_bps: float, rho: float, rtt_s: float) -> float:
     return 1.5 * rtt_s + size_bytes * 8 / (C_bps * (1 - rho))
 
 
+def bound_load(offered: float, nominal: float) -> float:
+    """The load FCT_PS takes: the one the arrivals offered; where they offered 1 or more (a heavy-tailed draw),
+    the bound does not exist and the nominal load stands in."""
+    return offered if offered < 1 else nominal
+
+
 def jain_index(rates: Sequence[float]) -> float:
     """(sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one takes all."""
     if not rates:

@@ -14,7 +14,7 @@ minutes each):
   or taken by other work in more than 10% of its samples, a stall: p4rcp/monitor.py, p4rcp/stalls.py), or
   in which a switch fell behind its input for good (frames the kernel delivered that bmv2 never read); and
   whether the run as a whole was valid;
-- FCT: per window, the flows that started in it, their mean FCT / FCT_PS at the nominal load and their
+- FCT: per window, the flows that started in it, their mean FCT / FCT_PS at the load they offered and their
   median FCT; the largest distance of a window's mean ratio from the hour's, against FCT_STABILITY_LIMIT.
 
 It writes soak.json and soak.md beside the run and prints the latter. Nothing of it runs in `make test`.
@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from p4rcp.analysis import fct_ps, load_unit, measured_load, service_bytes
+from p4rcp.analysis import bound_load, fct_ps, load_unit, measured_load, service_bytes
 from p4rcp.monitor import (CPU_SATURATED_PCT, OTHER_WORK_PCT, SATURATED_SAMPLE_SHARE, SWITCH_SATURATED_PCT)
 from p4rcp.stalls import find_stalls
 from p4rcp.toolchain import ROOT
@@ -101,11 +101,11 @@ def fct_windows(flows: list[dict], topology, load: float, spans: list[tuple[floa
         started = [f for f in flows if lo <= f["start_unix_s"] < hi]
         offered = measured_load([f["size_bytes"] for f in started], topology.mss_bytes, topology.data_frame_bytes,
                                 C, hi - lo, unit)
-        bound_load = offered if 0 < offered < 1 else load
         done = [f for f in started if f.get("completed") and f.get("fct_recv_s") is not None]
         ratios = [f["fct_recv_s"] / fct_ps(service_bytes(f["size_bytes"], topology.mss_bytes,
                                                          topology.data_frame_bytes, unit),
-                                           C, bound_load, 2 * topology.hosts[f["host"]].delay_ms / 1000) for f in done]
+                                           C, bound_load(offered, load), 2 * topology.hosts[f["host"]].delay_ms / 1000)
+                  for f in done]
         out.append({"flows": len(started), "completed": len(done), "load_offered": offered,
                     "mean_fct_ratio_ps": statistics.fmean(ratios) if ratios else None,
                     "median_fct_s": statistics.median(f["fct_recv_s"] for f in done) if done else None})

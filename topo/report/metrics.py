@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from p4rcp.analysis import (Spread, bin_fct, data_packets, fct_ps, jain_index, load_unit, max_min_shares,
+from p4rcp.analysis import (Spread, bin_fct, bound_load, data_packets, fct_ps, jain_index, load_unit, max_min_shares,
                            measured_load, percentile, service_bytes, time_to_share, utilisation)
 
 
@@ -41,7 +41,7 @@ def metrics(run: dict, exp) -> dict:
     if done and load:
         # FCT_PS at the load the run's arrivals offered; a heavy-tailed draw can offer 1 or more, where the
         # bound does not exist: those runs use the nominal load, and the summary and the figure say so.
-        m["bound_load"] = m["load_measured"] if m["load_measured"] < 1 else load
+        m["bound_load"] = bound_load(m["load_measured"], load)
         m["bound_load_is_nominal"] = m["load_measured"] >= 1
         m["fct_flows"] = [{"size_bytes": f["size_bytes"], "packets": data_packets(f["size_bytes"], topo.mss_bytes),
                            "fct_s": f["fct_recv_s"],
