@@ -114,6 +114,7 @@ class PoissonSource:
     receiver: str
     sizes: str                # p4rcp-host --sizes syntax
     exact_load: bool = False  # p4rcp-host --exact-load: every seed offers the nominal load
+    repeat_every_s: float | None = None  # p4rcp-host --repeat-every: one period's arrivals, played again each period
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ SUITE_KEYS = {"description", "suite", "schemes"}
 EXPERIMENT_KEYS = {"description", "topology", "schemes", "duration_s", "seeds", "load", "topology_params", "long",
                    "poisson", "events", "sweep", "rcp", "scheme", "tcp_flows", "tcp_cc"}
 LONG_KEYS = {"sender", "receiver", "start_s", "stop_s", "cc", "dscp"}
-POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load"}
+POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load", "repeat_every_s"}
 EVENT_KEYS = {"at_s", "bottleneck_scale"}
 SCHEME_KEYS = {"cc", "rcp", "initcwnd", "sender", "receiver", "port"}
 RCP_KEYS = {f.name for f in fields(RcpParams)}
@@ -355,7 +356,9 @@ def _poisson(f: dict, where: str) -> PoissonSource:
     exact = f.get("exact_load", False)
     if not isinstance(exact, bool):
         raise ExperimentError(f"{where}: exact_load must be true or false, got {exact!r}")
-    return PoissonSource(string(f, "sender", where), string(f, "receiver", where), string(f, "sizes", where), exact)
+    repeat = number(f, "repeat_every_s", where, above=0, below=MAX_DURATION_S, default=None)
+    return PoissonSource(string(f, "sender", where), string(f, "receiver", where), string(f, "sizes", where), exact,
+                         None if repeat is None else float(repeat))
 
 
 def _event(e: dict, where: str) -> Event:
@@ -427,6 +430,10 @@ def _validate(exp: Experiment, where: str) -> None:
             raise ExperimentError(f"{where}: RCP parameters of {name} ([rcp], [scheme.{name}] rcp): {e}") from None
     if len(exp.sweep) > 1:
         raise ExperimentError(f"{where}: sweep one parameter at a time, got {sorted(exp.sweep)}")
+    for src in exp.poisson:
+        if src.repeat_every_s is not None and src.repeat_every_s > exp.duration_s:
+            raise ExperimentError(f"{where}: a [[poisson]] source of {src.sender} repeats every "
+                                  f"{src.repeat_every_s:g} s, longer than the run's {exp.duration_s:g} s")
     for flow in exp.long_flows:
         if not flow.start_s < exp.duration_s:
             raise ExperimentError(f"{where}: a long flow of {flow.sender} starts at {flow.start_s:g} s, after the "

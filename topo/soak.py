@@ -2,8 +2,10 @@
 
 python -m topo.soak [--duration 3600] [--window 600] [--memory-every 60] [--out results]
 
-One run of RCP (seed 1), its Poisson arrivals spread over the whole duration, every switch's control loop
-in its own process (the standalone controller, whose memory is then its own). It records the resident
+One run of RCP (seed 1), every switch's control loop in its own process (the standalone controller, whose
+memory is then its own). Each window replays the same Poisson arrivals (`repeat_every_s`, one window's draw
+at exactly load 0.9): with a fresh draw per window, Pareto sizes move a window's mean FCT / FCT_PS by
+several percent on their own, and the windows would compare draws instead of the network's state. It records the resident
 memory of every process each minute (memory.jsonl: simple_switch, the control planes, the receivers, the
 traffic generators, the link emulators, the runner), and then judges the hour window by window (ten
 minutes each):
@@ -23,6 +25,7 @@ It writes soak.json and soak.md beside the run and prints the latter. Nothing of
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -124,10 +127,12 @@ def judge(run_dir: Path, meta: dict, exp, window_s: float) -> dict:
     memory = memory_growth(read_jsonl(run_dir / "memory.jsonl"), window_s)
     voids = void_windows(read_jsonl(run_dir / "cpu.jsonl"), stalls, spans, sorted(topology.switches))
     fct = fct_windows(run["flows"], topology, variant.load, spans, load_unit(meta))
+    plans = [runner.traffic_plan(RunDir(run_dir).stderr(src.sender, "poisson")) or {} for src in exp.poisson]
+    replayed = bool(plans) and all(plan.get("repeat_every_s") == window_s for plan in plans)
     ratios = [w["mean_fct_ratio_ps"] for w in fct if w["mean_fct_ratio_ps"] is not None]
     overall = statistics.fmean(ratios) if ratios else None
     return {"run": str(run_dir), "duration_s": exp.duration_s, "window_s": window_s, "valid": meta["valid"],
-            "problems": meta["problems"], "memory": memory,
+            "problems": meta["problems"], "windows_replay_arrivals": replayed, "memory": memory,
             "memory_growth_max": max((m["growth"] for m in memory.values() if m["growth"] is not None), default=None),
             "void_windows": sum(bool(w) for w in voids), "windows": [
                 {"from_s": lo - start, "to_s": hi - start, "void": why, **f} for (lo, hi), why, f in zip(spans, voids, fct)],
@@ -154,7 +159,9 @@ def summary(result: dict) -> str:
               f"## Windows ({result['void_windows']} void; each window's mean FCT / FCT_PS within "
               f"{pct(result['fct_spread'])} of the hour's {result['fct_ratio_ps'] or float('nan'):.3f}; target within "
               f"{FCT_STABILITY_LIMIT:.0%})",
-              "", "FCT_PS at each window's offered load (topo/soak.py, fct_windows).", "",
+              "", ("Every window replays the same arrivals (one window's draw). " if result["windows_replay_arrivals"]
+                   else "Arrivals drawn over the whole run, each window its own. ") +
+              "FCT_PS at each window's offered load (topo/soak.py, fct_windows).", "",
               "| window | flows | completed | load offered | mean FCT / FCT_PS | median FCT | void |",
               "|---|---|---|---|---|---|---|"]
     for w in result["windows"]:
@@ -182,6 +189,13 @@ def verdict(result: dict) -> list[str]:
             f"{FCT_STABILITY_LIMIT:.0%}"]
 
 
+def soak_experiment(duration_s: float, window_s: float):
+    """fct-short for RCP, seed 1, `duration_s` long, every Poisson source replaying one window's arrivals."""
+    exp = load_experiment(EXPERIMENT, schemes=["rcp"], duration_s=duration_s, seeds=[1])
+    return dataclasses.replace(exp, poisson=[dataclasses.replace(src, repeat_every_s=window_s)
+                                             for src in exp.poisson])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m topo.soak", description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=3600.0, help="seconds of arrivals (default %(default)s)")
@@ -195,7 +209,7 @@ def main(argv=None) -> int:
         ap.error("need 0 < --window <= --duration and --memory-every > 0")
     if args.judge:
         return judge_again(Path(args.judge), args.window)
-    exp = load_experiment(EXPERIMENT, schemes=["rcp"], duration_s=args.duration, seeds=[1])
+    exp = soak_experiment(args.duration, args.window)
     try:
         runner.preflight()
     except (RuntimeError, OSError) as e:

@@ -158,6 +158,11 @@ struct TrafficArgs {
     /// their times to fit it, instead of whatever one Poisson draw offers.
     #[arg(long)]
     exact_load: bool,
+    /// Draw the arrivals of one period this long and play them again every
+    /// period until --duration: the periods of a long run then offer the same
+    /// flows, and differ only by what the network did (make soak).
+    #[arg(long, value_parser = units::parse_duration)]
+    repeat_every: Option<Duration>,
     /// What the load counts: `slots` for a link shaped in packets per second
     /// (bmv2: every frame takes a full data frame's time), `bytes` for one
     /// shaped in bits (ns-3, Tofino, SUME).
@@ -361,17 +366,26 @@ fn print_plan(w: &Workload) -> Result<ExitCode, String> {
 
 fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let f = &a.flow;
+    let duration = a.duration.as_secs_f64();
+    let period = match a.repeat_every.map(|p| p.as_secs_f64()) {
+        Some(p) if !(p > 0.0 && p <= duration) => {
+            return Err(format!("--repeat-every must be more than 0 and at most --duration ({duration} s), got {p} s"))
+        }
+        Some(p) => p,
+        None => duration,
+    };
     let w = Workload::new(
         a.load,
         a.capacity,
         a.sizes.clone(),
         f.mss as usize,
-        a.duration.as_secs_f64(),
+        period,
         a.seed,
         a.max_flows,
         a.exact_load,
         a.load_unit,
     )?;
+    let w = if period < duration { w.repeated(duration, a.max_flows) } else { w };
     if a.plan {
         return print_plan(&w);
     }
@@ -384,7 +398,7 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         "{}",
         serde_json::json!({"event": "traffic_plan", "flows": w.flows(), "load_offered": record::round(w.offered_load(), 4),
                            "load": a.load, "load_unit": a.load_unit.to_possible_value().map(|v| v.get_name().to_owned()), "time_scale": record::round(w.time_scale, 4), "lambda": record::round(w.lambda, 3),
-                           "mean_size_bytes": record::round(a.sizes.mean(), 1), "duration_s": a.duration.as_secs_f64()})
+                           "mean_size_bytes": record::round(a.sizes.mean(), 1), "duration_s": duration, "repeat_every_s": a.repeat_every.map(|p| p.as_secs_f64())})
     );
     net::install_signal_handlers();
     net::tighten_timer_slack();

@@ -110,15 +110,21 @@ def last_line(path: Path) -> str:
     return lines[-1].strip() if lines else "(it printed nothing)"
 
 
-def traffic_plan(stderr: Path) -> int | None:
-    """How many flows a traffic generator planned (its first stderr line, {"event": "traffic_plan", ...})."""
+def traffic_plan(stderr: Path) -> dict | None:
+    """What a traffic generator planned: its first stderr line, {"event": "traffic_plan", "flows", ...}."""
     try:
         for line in stderr.read_text(errors="replace").splitlines():
             if '"traffic_plan"' in line:
-                return json.loads(line)["flows"]
-    except (OSError, ValueError, KeyError):
+                plan = json.loads(line)
+                return plan if isinstance(plan.get("flows"), int) else None
+    except (OSError, ValueError, AttributeError):
         pass
     return None
+
+
+def planned_flows(stderr: Path) -> int | None:
+    plan = traffic_plan(stderr)
+    return None if plan is None else plan["flows"]
 
 
 def host_problems(processes: list[HostProcess], out: RunDir, exp: Experiment, seed: int) -> list[str]:
@@ -130,7 +136,7 @@ def host_problems(processes: list[HostProcess], out: RunDir, exp: Experiment, se
         if p.kind == "receiver" and p.exit_status is not None:
             problems.append(f"{p.describe()} {p.ending()} during the run: {last_line(p.stderr)}")
         elif p.kind == "poisson":
-            planned = traffic_plan(p.stderr)
+            planned = planned_flows(p.stderr)
             recorded = len(read_jsonl(out.flows(p.host)))
             if p.exit_status not in (None, 0):
                 problems.append(f"{p.describe()} {p.ending()}: {last_line(p.stderr)}")
@@ -371,7 +377,7 @@ def _flows_left(senders: list[HostProcess], out: RunDir) -> int:
         if p.kind == "long":
             left += 1
         else:
-            planned = traffic_plan(p.stderr)
+            planned = planned_flows(p.stderr)
             if planned is not None:
                 left += max(0, planned - _count_lines(out.flows(p.host)))
     return left

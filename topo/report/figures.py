@@ -193,6 +193,15 @@ def _run_title(scheme: str, run: dict) -> str:
     return f"{scheme} (seed {run['metrics']['seed']}{valid})"
 
 
+# Flows that share a link fairly draw the same line: each later flow's line is thinner and broken, so that
+# the lines under it still show and every flow the legend names can be seen.
+FLOW_LINE_STYLES = ("-", "--", "-.", ":")
+
+
+def flow_line_style(index: int, flows: int) -> dict:
+    return {"ls": FLOW_LINE_STYLES[index % len(FLOW_LINE_STYLES)], "lw": 0.8 + 1.6 * (flows - 1 - index) / max(1, flows - 1)}
+
+
 def plot_rates(path: Path, runs: dict) -> Path:
     fig, axes = plt.subplots(2, len(runs), figsize=(4.5 * len(runs), 6.5), squeeze=False, sharey="row")
     table = []
@@ -200,10 +209,10 @@ def plot_rates(path: Path, runs: dict) -> Path:
         ax, ax_jain = axes[0][col], axes[1][col]
         t0 = _t0(run)
         series = {}
-        for flow, samples in sorted(run["rates"].items()):
+        for i, (flow, samples) in enumerate(sorted(run["rates"].items())):
             xs, ys = _binned(samples, t0)
             series[flow] = dict(zip(xs, ys))
-            ax.plot(xs, [y / 1e3 for y in ys], label=_flow_label(flow))
+            ax.plot(xs, [y / 1e3 for y in ys], label=_flow_label(flow), **flow_line_style(i, len(run["rates"])))
             table += [[scheme, flow, f"{x:.2f}", f"{y / 1e3:.4f}"] for x, y in zip(xs, ys)]
         C = min(run["meta"]["capacity_bps"].values())
         payload = run["topology"].payload_bps(C) / 1e6

@@ -57,6 +57,9 @@ def test_bad_suites_are_refused(tmp_path, text, message):
      '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "host 'h9'"),
     ('topology = "dumbbell"\nduration_s = 5\n[[poisson]]\nsender="h1"\nreceiver="r1"\nsizes="fixed:1"\n'
      '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "total load"),
+    ('topology = "dumbbell"\nduration_s = 5\nload = 0.5\n[[poisson]]\nsender="h1"\nreceiver="r1"\n'
+     'sizes="fixed:1"\nrepeat_every_s = 6\n[topology_params]\npairs=1\nbottleneck_mbps=10\n',
+     "repeats every 6 s, longer than the run's 5 s"),
     ('duration_s = 5\n', "missing key"),
     ('topology = "dumbbell"\nduration_s = 5\nschemes=["fixed:4"]\n[[long]]\nsender="h1"\nreceiver="r1"\n'
      '[topology_params]\npairs=1\nbottleneck_mbps=10\n', "fixed:RATE"),

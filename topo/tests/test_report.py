@@ -299,3 +299,19 @@ def test_sweep_axes_span_at_least_a_tenth_of_the_values():
     assert readable_ylim(11.1275, 11.1280) == pytest.approx((11.1275 - 0.556, 11.1280 + 0.556), abs=1e-3)
     assert readable_ylim(0.5, 1.2) == (0.5, 1.2)          # data that already spans enough keeps its limits
     assert readable_ylim(0.0, 0.0) == (0.0, 0.0)
+
+
+def test_two_flows_at_the_same_rate_both_show_in_the_rates_figure(tmp_path, monkeypatch):
+    from topo.report import figures
+    drawn = []
+    monkeypatch.setattr(figures, "_save", lambda fig, path: drawn.append(fig) or path)
+    samples = [(100 + i / 10, 5000.0) for i in range(100)]
+    [(sw, port)] = TOPOLOGY.bottlenecks
+    run = {"topology": TOPOLOGY, "flows": [], "rates": {"h1/1": samples, "h2/2": list(samples)},
+           "control": {(sw, port): [{"time": 100.0}]}, "metrics": {"seed": 1},
+           "meta": {"capacity_bps": {f"{sw}:{port}": 12e6}, "valid": True}}
+    figures.plot_rates(tmp_path / "rates.png", {"rcp": run})
+    first, second = [line for line in drawn[0].axes[0].get_lines() if "flow" in line.get_label()]
+    assert list(first.get_ydata()) == list(second.get_ydata())
+    # the second line is drawn over the first: it must be thinner and broken for the first to show
+    assert second.get_linewidth() < first.get_linewidth() and second.get_linestyle() != first.get_linestyle()

@@ -71,6 +71,7 @@ def test_the_summary_names_windows_in_minutes_or_seconds():
     def result(window_s):
         return {"duration_s": 3 * window_s, "window_s": window_s, "run": "r", "valid": True, "problems": [],
                 "memory": {}, "memory_growth_max": None, "void_windows": 0, "fct_ratio_ps": 1.2,
+                "windows_replay_arrivals": True,
                 "fct_spread": 0.01, "windows": [{"from_s": i * window_s, "to_s": (i + 1) * window_s, "void": [],
                                                  "flows": 1, "completed": 1, "load_offered": 0.9,
                                                  "mean_fct_ratio_ps": 1.2,
@@ -79,6 +80,14 @@ def test_the_summary_names_windows_in_minutes_or_seconds():
     assert "load 0.9, 30 min" in hour and "| 10 min to 20 min |" in hour and "after the first 10 min;" in hour
     short = soak.summary(result(20))
     assert "load 0.9, 60 s" in short and "| 20 s to 40 s |" in short
+    assert "Every window replays the same arrivals" in hour
+    assert "Arrivals drawn over the whole run" in soak.summary(result(600) | {"windows_replay_arrivals": False})
+
+
+def test_every_window_of_the_soak_replays_one_windows_arrivals():
+    exp = soak.soak_experiment(3600, 600)
+    assert exp.duration_s == 3600 and exp.schemes == ["rcp"] and exp.seeds == [1] and exp.load == 0.9
+    assert exp.poisson and all(src.repeat_every_s == 600 and src.exact_load for src in exp.poisson)
 
 
 def test_the_verdict_names_each_target_and_its_figure():

@@ -123,6 +123,25 @@ impl Workload {
         })
     }
 
+    /// This plan played again every period until `duration`, the period being
+    /// the duration it was drawn for: every period offers the same flows at the
+    /// same offsets, so the periods of a long run differ by what the system did,
+    /// not by the draw. At most `max_flows` flows in all.
+    pub fn repeated(mut self, duration: f64, max_flows: Option<u64>) -> Workload {
+        let period = self.duration;
+        let once = std::mem::take(&mut self.plan);
+        let limit = usize::try_from(max_flows.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
+        self.plan = (0u32..)
+            .map(|k| f64::from(k) * period)
+            .take_while(|&offset| offset < duration)
+            .flat_map(|offset| once.iter().map(move |&(t, size)| (t + offset, size)))
+            .take_while(|&(t, _)| t < duration)
+            .take(limit)
+            .collect();
+        self.duration = duration;
+        self
+    }
+
     /// The planned arrivals, (time, size), in time order.
     pub fn planned(&self) -> &[(f64, u64)] {
         &self.plan
@@ -236,5 +255,26 @@ mod tests {
         // the same draws, scaled: the sizes of the flows both plans hold are the same
         let n = free.flows().min(exact.flows());
         assert!(free.plan[..n].iter().zip(&exact.plan[..n]).all(|(a, b)| a.1 == b.1));
+    }
+
+    #[test]
+    fn a_repeated_plan_offers_the_same_flows_every_period() {
+        let sizes = SizeDist::parse("pareto:1.2:25000:1000000").unwrap_or_else(|e| panic!("{e}"));
+        let once = Workload::new(0.9, 15_000.0, sizes, 1000, 10.0, 5, None, true, LoadUnit::Slots);
+        let once = once.unwrap_or_else(|e| panic!("{e}"));
+        let (first, load) = (once.plan.clone(), once.offered_load());
+        let w = once.repeated(35.0, None);
+        // three whole periods, then the part of the fourth that starts before 35 s
+        let tail = first.iter().filter(|&&(t, _)| t < 5.0).count();
+        assert_eq!(w.flows(), 3 * first.len() + tail);
+        for (k, period) in w.plan.chunks(first.len()).enumerate() {
+            let offset = 10.0 * k as f64;
+            assert!(period.iter().zip(&first).all(|(a, b)| a.1 == b.1 && (a.0 - b.0 - offset).abs() < 1e-9));
+        }
+        assert!(w.plan.windows(2).all(|p| p[0].0 <= p[1].0));
+        assert!(w.plan.iter().all(|&(t, _)| t < 35.0));
+        // the last half period offers what the first half did, so the load stays near the period's
+        assert!((w.offered_load() / load - 1.0).abs() < 0.15, "{} against {load}", w.offered_load());
+        assert_eq!(w.repeated(35.0, Some(7)).flows(), 7);
     }
 }
