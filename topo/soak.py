@@ -5,10 +5,10 @@ python -m topo.soak [--duration 3600] [--window 600] [--memory-every 60] [--out 
 One run of RCP (seed 1), every switch's control loop in its own process (the standalone controller, whose
 memory is then its own). Each window replays the same Poisson arrivals (`repeat_every_s`, one window's draw
 at exactly load 0.9): with a fresh draw per window, Pareto sizes move a window's mean FCT / FCT_PS by
-several percent on their own, and the windows would compare draws instead of the network's state. It records the resident
-memory of every process each minute (memory.jsonl: simple_switch, the control planes, the receivers, the
-traffic generators, the link emulators, the runner), and then judges the hour window by window (ten
-minutes each):
+several percent on their own, and the windows would compare draws instead of the network's state. It
+records the resident memory of every process each minute (memory.jsonl: simple_switch, the control planes,
+the receivers, the traffic generators, the link emulators, the runner), and then judges the hour window by
+window (ten minutes each):
 
 - memory: each process's growth after its first window, (largest later sample - sample at the end of the
   first window) / that sample; the target is at most MEMORY_GROWTH_LIMIT;
