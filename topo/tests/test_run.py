@@ -30,34 +30,34 @@ def test_a_long_flows_timeout_outlasts_its_duration():
     assert float(cmd[cmd.index("--timeout") + 1]) > 80.0
 
 
-def test_a_flow_of_its_own_scheme_a_dscp_and_tcp_flows_reach_the_senders_commands(tmp_path):
+def _rcp_commands(tmp_path, experiment: str) -> dict[str, list[str]]:
+    """Per sending host, the command an experiment file's rcp run starts there."""
     from topo.schedule import Launch, schedule
-    path = tmp_path / "mix.toml"
-    path.write_text('topology = "dumbbell"\nduration_s = 10\nschemes = ["rcp"]\ntcp_flows = 1\n'
-                    '[topology_params]\npairs = 3\nbottleneck_mbps = 12\n'
-                    '[[long]]\nsender = "h1"\nreceiver = "r1"\n'
-                    '[[long]]\nsender = "h2"\nreceiver = "r2"\ndscp = 10\n'
-                    '[[long]]\nsender = "h3"\nreceiver = "r3"\ncc = "fixed:9mbit"\n')
+    path = tmp_path / "exp.toml"
+    path.write_text(experiment)
     exp = load_experiment(path)
     [variant] = exp.variants()
-    commands = {item.host: item.command for item in schedule(exp, variant, exp.scheme("rcp"), 1, RunDir(tmp_path))
-                if isinstance(item, Launch)}
+    return {item.host: item.command for item in schedule(exp, variant, exp.scheme("rcp"), 1, RunDir(tmp_path))
+            if isinstance(item, Launch)}
+
+
+def test_a_flow_of_its_own_scheme_a_dscp_and_tcp_flows_reach_the_senders_commands(tmp_path):
+    commands = _rcp_commands(tmp_path, 'topology = "dumbbell"\nduration_s = 10\nschemes = ["rcp"]\ntcp_flows = 1\n'
+                             '[topology_params]\npairs = 3\nbottleneck_mbps = 12\n'
+                             '[[long]]\nsender = "h1"\nreceiver = "r1"\n'
+                             '[[long]]\nsender = "h2"\nreceiver = "r2"\ndscp = 10\n'
+                             '[[long]]\nsender = "h3"\nreceiver = "r3"\ncc = "fixed:9mbit"\n')
     cc = {host: cmd[cmd.index("--cc") + 1] for host, cmd in commands.items()}
     assert cc == {"h1": "tcp", "h2": "rcp", "h3": "fixed:9mbit"}
     assert commands["h2"][commands["h2"].index("--dscp") + 1] == "10" and "--dscp" not in commands["h1"]
 
 
 def test_a_repeated_poisson_source_reaches_its_generators_command(tmp_path):
-    from topo.schedule import Launch, schedule
-    path = tmp_path / "repeat.toml"
-    path.write_text('topology = "dumbbell"\nduration_s = 60\nschemes = ["rcp"]\nload = 0.5\n'
-                    '[topology_params]\npairs = 2\nbottleneck_mbps = 12\n'
-                    '[[poisson]]\nsender = "h1"\nreceiver = "r1"\nsizes = "fixed:10000"\nrepeat_every_s = 20\n'
-                    '[[poisson]]\nsender = "h2"\nreceiver = "r2"\nsizes = "fixed:10000"\n')
-    exp = load_experiment(path)
-    [variant] = exp.variants()
-    commands = {item.host: item.command for item in schedule(exp, variant, exp.scheme("rcp"), 1, RunDir(tmp_path))
-                if isinstance(item, Launch)}
+    commands = _rcp_commands(tmp_path, 'topology = "dumbbell"\nduration_s = 60\nschemes = ["rcp"]\nload = 0.5\n'
+                             '[topology_params]\npairs = 2\nbottleneck_mbps = 12\n'
+                             '[[poisson]]\nsender = "h1"\nreceiver = "r1"\nsizes = "fixed:10000"\n'
+                             'repeat_every_s = 20\n'
+                             '[[poisson]]\nsender = "h2"\nreceiver = "r2"\nsizes = "fixed:10000"\n')
     assert commands["h1"][commands["h1"].index("--repeat-every") + 1] == "20.000"
     assert "--repeat-every" not in commands["h2"]
 
