@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from p4rcp.analysis import bin_fct, fct_ps, jain_index, load_unit, log_bins, service_bytes  # noqa: E402
-from topo.report.metrics import _rtt, sample_weights  # noqa: E402
+from topo.report.metrics import _rtt, sample_shares  # noqa: E402
 
 SAMPLE_BIN_S = 0.5   # per-flow rates over time are averaged over this
 DPI = 110
@@ -223,15 +223,15 @@ def plot_rates(path: Path, runs: dict) -> Path:
         else:
             _no_data(ax, "no per-flow samples in this run")
         times = sorted({t for s in series.values() for t in s})
-        weights = sample_weights(run)          # weighted sharing: fair is goodput / weight, as in the tables
-        jain = [(t, jain_index([s[t] / weights.get(flow, 1.0) for flow, s in series.items() if t in s]))
+        shares = sample_shares(run)            # flows not alike: fair is goodput / max-min share, as in the tables
+        jain = [(t, jain_index([s[t] / shares.get(flow, 1.0) for flow, s in series.items() if t in s]))
                 for t in times if sum(t in s for s in series.values()) >= 2]
         if jain:
             ax_jain.plot([t for t, _ in jain], [j for _, j in jain])
         else:
             _no_data(ax_jain, "fewer than two flows at once")
         ax_jain.set(ylim=(0, 1.05), xlabel="time (s)",
-                    ylabel="Jain's index of goodput / weight" if weights else "Jain's index (flows running)")
+                    ylabel="Jain's index of goodput / max-min share" if shares else "Jain's index (flows running)")
     _write_csv(path, ["scheme", "flow", "time_s", "goodput_mbps"], table)
     return _save(fig, path)
 

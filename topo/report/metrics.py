@@ -151,12 +151,16 @@ def _flow_name(run: dict, f: dict) -> str:
     return f"{f['host']}->{by_ip[f['dst'].rsplit(':', 1)[0]]}"
 
 
-def sample_weights(run: dict) -> dict[str, float]:
-    """Per goodput series of run["rates"] ("h1/1000"): its flow's weight (_flow_weights), so that the figures
-    judge fairness as the tables do, on goodput / weight; empty where the routers weight nothing."""
-    if not run["meta"].get("rcp_weights"):
+def sample_shares(run: dict) -> dict[str, float]:
+    """Per goodput series of run["rates"] ("h1/1000"): its flow's weighted max-min share with every long flow
+    present, so that the figures judge fairness as the tables do, on goodput / share; empty where flows are
+    alike (one bottleneck, no weights), where fair is equal."""
+    weights = _flow_weights(run) if run["meta"].get("rcp_weights") else {}
+    if len(run["topology"].bottlenecks) == 1 and not weights:
         return {}
-    return {f"{f['host']}/{f['flow_id']}": _weight(run, f) for f in run["flows"]}
+    names = {f"{f['host']}/{f['flow_id']}": _flow_name(run, f) for f in run["flows"]}
+    shares = _against_max_min(run, [0.0] * len(run["flows"]), weights)
+    return {series: shares[name][1] for series, name in names.items()}
 
 
 def _weight(run: dict, f: dict) -> float:

@@ -164,7 +164,7 @@ def test_parking_lot_gives_each_links_use_against_its_max_min_use():
     assert f"| {links[0][0]}:{links[0][1]} | 11.13 | 0.25 | 0.30 (2.0) |" in table
 
 
-def test_on_a_parking_lot_jain_is_of_goodput_over_the_max_min_share():
+def test_on_a_parking_lot_jain_is_of_goodput_over_the_max_min_share(tmp_path):
     from types import SimpleNamespace
     from topo.report.metrics import metrics
     topo = load_topology(ROOT / "topo" / "topologies" / "parking_lot.toml")
@@ -173,15 +173,28 @@ def test_on_a_parking_lot_jain_is_of_goodput_over_the_max_min_share():
     flows = [{"host": h, "flow_id": 1, "dst": f"{topo.hosts['r3'].ip}:5000", "start_unix_s": 100.0,
               "size_bytes": 0} for h in ("h1", "h2", "h3")]
 
-    def jain(goodputs_kbps):
+    def run_of(goodputs_kbps):
         rates = {f"{f['host']}/1": [(100 + i / 10, g) for i in range(1, 201)] for f, g in zip(flows, goodputs_kbps)}
-        run = {"topology": topo, "flows": flows, "rates": rates, "control": {},
-               "meta": {"capacity_bps": capacity, "valid": True, "problems": [], "duration_s": 20.0}}
-        return metrics(run, exp)["jain"]
+        return {"topology": topo, "flows": flows, "rates": rates, "control": {}, "metrics": {"seed": 1},
+                "meta": {"capacity_bps": capacity, "valid": True, "problems": [], "duration_s": 20.0}}
+
+    def figure_jain(run):
+        """The rates figure's Jain's index over time, as drawn."""
+        from topo.report import figures
+        drawn = []
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(figures, "_save", lambda fig, path: drawn.append(fig) or path)
+            figures.plot_rates(tmp_path / "rates.png", {"rcp": run})
+        [line] = drawn[0].axes[1].get_lines()
+        return list(line.get_ydata())
 
     # the max-min shares (2.78, 2.78, 3.71 Mb/s): perfectly fair, though the rates are not equal
-    assert jain([2783.0, 2783.0, 3711.0]) == pytest.approx(1.0, abs=1e-3)
-    assert jain([3711.0, 2783.0, 2783.0]) < 0.96          # h1 above its share, h3 below
+    fair, unfair = run_of([2783.0, 2783.0, 3711.0]), run_of([3711.0, 2783.0, 2783.0])
+    assert metrics(fair, exp)["jain"] == pytest.approx(1.0, abs=1e-3)
+    assert metrics(unfair, exp)["jain"] < 0.96            # h1 above its share, h3 below
+    # the figure judges as the table does
+    assert figure_jain(fair) == pytest.approx([1.0] * len(figure_jain(fair)), abs=1e-3)
+    assert max(figure_jain(unfair)) < 0.96
 
 
 def test_void_runs_are_counted_over_every_experiment_of_an_invocation(tmp_path):
