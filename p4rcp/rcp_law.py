@@ -50,12 +50,12 @@ def rcp_overload_floor(R_heard: float, C: float, y: float, q: float, d0: float, 
     return max(R_heard * (gamma * C - q / d0) / y, 0.0)
 
 
-CLASSIC_DROP_MAX = 0.25
+CLASSIC_DROP_P_MAX = 0.25
 MATHIS_C = math.sqrt(1.5)
 
 
 def classic_drop_probability(R: float, d0: float, s: float, *, c: float = MATHIS_C,
-                             p_max: float = CLASSIC_DROP_MAX) -> float:
+                             p_max: float = CLASSIC_DROP_P_MAX) -> float:
     """p = (c / W)^2, W = R d0 / s: the drop probability at which a TCP whose rate answers drops as
     rate = c (s / d0) / sqrt(p) sends at R. c = sqrt(3/2) is Reno's (and CUBIC's in its Reno-friendly region)
     in Mathis et al.'s model ("The macroscopic behavior of the TCP congestion avoidance algorithm", 1997);

@@ -158,9 +158,8 @@ def sample_shares(run: dict) -> dict[str, float]:
     weights = _flow_weights(run) if run["meta"].get("rcp_weights") else {}
     if len(run["topology"].bottlenecks) == 1 and not weights:
         return {}
-    names = {f"{f['host']}/{f['flow_id']}": _flow_name(run, f) for f in run["flows"]}
-    shares = _against_max_min(run, [0.0] * len(run["flows"]), weights)
-    return {series: shares[name][1] for series, name in names.items()}
+    shares = _max_min_shares(run, weights)
+    return {f"{f['host']}/{f['flow_id']}": shares[_flow_name(run, f)] for f in run["flows"]}
 
 
 def _weight(run: dict, f: dict) -> float:
@@ -179,12 +178,18 @@ def _against_max_min(run: dict, goodputs_kbps: list[float], weights: dict[str, f
     """Per long flow ("h1->r3"): (goodput, weighted max-min fair share), Mb/s of application bytes over the time
     all flows shared the network. RCP should give each flow the smallest R on its path (times its weight): its
     max-min share."""
+    shares = _max_min_shares(run, weights)
+    return {n: (g / 1e3, shares[n]) for n, g in zip((_flow_name(run, f) for f in run["flows"]), goodputs_kbps)}
+
+
+def _max_min_shares(run: dict, weights: dict[str, float]) -> dict[str, float]:
+    """Per long flow ("h1->r3"): its weighted max-min fair share of the bottlenecks on its path, Mb/s of
+    application bytes, with every long flow present."""
     topo = run["topology"]
-    names = [_flow_name(run, f) for f in run["flows"]]
     capacity = {link: topo.payload_bps(run["meta"]["capacity_bps"][f"{link[0]}:{link[1]}"]) / 1e6
                 for link in topo.bottlenecks}
-    shares = max_min_shares(capacity, {n: topo.path(*n.split("->")) for n in names}, weights)
-    return {n: (g / 1e3, shares[n]) for n, g in zip(names, goodputs_kbps)}
+    names = [_flow_name(run, f) for f in run["flows"]]
+    return max_min_shares(capacity, {n: topo.path(*n.split("->")) for n in names}, weights)
 
 
 def _class_shares(run: dict, against: dict[str, tuple[float, float]]) -> dict[str, float]:
