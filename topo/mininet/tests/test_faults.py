@@ -37,6 +37,7 @@ from topo.schedule import RunDir
 E2E = Path(__file__).with_name("e2e.toml")
 KILL_AT_S = 7.0          # the flows have shared the link for 7 s (the end-to-end test's steady state from 5 s)
 RESTART_AFTER_S = 0.5    # no controller at all meanwhile
+STEADY_BEFORE_KILL_S = 4.0   # the flows converge within a second; from 3 s on they share the link steadily
 FRAME = 1078
 
 
@@ -139,15 +140,18 @@ def test_a_controller_killed_and_restarted_mid_run_resumes_R_and_nothing_jumps_o
     said = record["stderr"].read_text()
     assert "resumed the switch's state: port 3 R" in said and "programmed it" not in said, said
     control = [r for r in read_jsonl(out.root / "control_s1.jsonl") if r["port"] == 3]
-    before = [r for r in control if kill - 2.0 <= r["time"] < kill]
+    before = [r for r in control if kill - STEADY_BEFORE_KILL_S <= r["time"] < kill]
     after = [r for r in control if r["time"] > restart]
     assert len(before) > 100 and len(after) > 100, (len(before), len(after))
     R_before = before[-1]["R_bps"]
     first_two = after[:2]
     assert all(abs(r["R_bps"] - R_before) <= 0.05 * R_before for r in first_two), (R_before, first_two)
     # no spike: R, the queue and the senders' rates over the 2 s after the restart stay within what the
-    # 2 s before the kill saw (5% above its largest R; 3 packets above its longest queue, or above the queue
-    # the restarted loop found: the last R, a little above the flows' share, builds one while no loop runs)
+    # steady state before the kill saw (5% above its largest R; 3 packets above its longest queue, or above
+    # the queue the restarted loop found: the last R, a little above the flows' share, builds one while no
+    # loop runs). The steady state is sampled over 4 s: a hiccup of a few milliseconds, too short for the run
+    # to void (p4rcp/stalls.py), puts 4-5 packets into the queue at once every few seconds, and a 2 s sample
+    # that happened to miss one judged the 2 s after the restart that happened to hold one.
     window = [r for r in after if r["time"] <= restart + 2.0]
     R_max = max(r["R_bps"] for r in before)
     assert max(r["R_bps"] for r in window) <= 1.05 * R_max
