@@ -3,7 +3,9 @@
     add NAME RESULTS_DIR [RESULTS_DIR ...] [--command CMD] [--note TEXT]
         record one experiment's results directory (results/EXPERIMENT/TIMESTAMP), or each experiment's of a
         suite (make run writes two), as docs/records/NAME.toml; the command is worked out from the runs
-        (experiment or suite, engine, and the schemes, seeds and duration where they differ from its file)
+        (experiment or suite, engine, and the schemes, seeds and duration where they differ from its file).
+        An evaluation's directory (results/evaluate/ENGINE-TIMESTAMP) is recorded alone: its table's rows,
+        and the command its table.json names
     time NAME [--note TEXT] -- COMMAND ...
         run COMMAND from the repository's root and record its wall time and the end of its output (make
         test, a benchmark)
@@ -50,7 +52,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.what in ("add", "time"):
             if (store.RECORDS_DIR / f"{args.name}.toml").exists() and not args.force:
                 raise store.RecordError(f"docs/records/{args.name}.toml exists (--force replaces it)")
-            if args.what == "add":
+            if args.what == "add" and any(store.is_evaluation(d) for d in args.directories):
+                if len(args.directories) != 1 or args.command:
+                    raise store.RecordError("an evaluation is recorded alone, with the command its table.json gives")
+                record = store.from_evaluation(args.name, args.directories[0], args.note)
+            elif args.what == "add":
                 record = store.from_results(args.name, args.directories, args.command, args.note)
             else:
                 command = args.command[1:] if args.command[:1] == ["--"] else args.command

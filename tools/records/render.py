@@ -17,7 +17,8 @@ NOT_RECORDED = "not yet recorded"
 GENERATED = re.compile(r"<!-- generated: ([a-z-]+) -->\n(.*?)<!-- end generated: \1 -->", re.S)
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # The documents that hold generated blocks (reproducing.md is generated whole).
-DOCUMENTS = ["README.md", "docs/experiments.md", "docs/ns3.md", "docs/benchmarks.md", "docs/tutorial.md"]
+DOCUMENTS = ["README.md", "docs/experiments.md", "docs/ns3.md", "docs/benchmarks.md", "docs/tutorial.md",
+             "docs/evaluate.md"]
 
 
 @dataclass
@@ -272,8 +273,36 @@ def block_first_run(claims: dict, records: dict[str, Record]) -> str:
     return "\n".join(lines).rstrip()
 
 
+EVALUATION_COLUMNS = ["RCP FCT/FCT_PS", "TCP FCT/FCT_PS", "RCP drops", "RCP queue mean", "RCP utilisation"]
+
+
+def block_evaluation(claims: dict, records: dict[str, Record]) -> str:
+    """The latest recorded evaluation on ns-3: per condition RCP's and TCP's main figures, the result, and
+    each target it missed with the worst seed's figure."""
+    rec = next((r for r in reversed(sorted(records.values(), key=lambda r: r.date))
+                if r.kind == "evaluation" and r.engine == "ns3"), None)
+    if rec is None:
+        return f"The evaluation on ns-3: {NOT_RECORDED} (`make evaluate`, then `python -m tools.records add NAME DIR`)."
+    table = rec.result("evaluate").table()
+    lines = [f"`{rec.command}`, record {_when(rec)}, {rec.machine['cpus']}, {_minutes(rec.wall_s)}; "
+             f"{rec.result('evaluate').valid_runs} of {rec.result('evaluate').runs} runs valid.", "",
+             "| condition | " + " | ".join(EVALUATION_COLUMNS) + " | result | targets missed (worst seed) |",
+             "|---|" + "---|" * (len(EVALUATION_COLUMNS) + 2)]
+    for row in table.rows:
+        name = row[0]
+        missed = "; ".join(t.strip() for t in table.cell(name, "targets (worst seed)").split(";")
+                           if t.strip().endswith("FAIL"))
+        result = table.cell(name, "result")
+        lines.append(f"| {name} | " + " | ".join(table.cell(name, c) for c in EVALUATION_COLUMNS)
+                     + f" | {result} | {missed or ('-' if result == 'PASS' else table.cell(name, 'note'))} |")
+    counts = {s: sum(1 for r in table.rows if table.cell(r[0], "result") == s) for s in ("PASS", "FAIL")}
+    lines += ["", f"{counts['PASS']} PASS, {counts['FAIL']} FAIL, {len(table.rows) - sum(counts.values())} not run."]
+    return "\n".join(lines)
+
+
 BLOCKS = {"headline": block_headline, "first-run": block_first_run, "timings": block_timings,
-          "catalogue": block_catalogue, "engines": block_engines, "benchmarks": block_benchmarks}
+          "catalogue": block_catalogue, "engines": block_engines, "benchmarks": block_benchmarks,
+          "evaluation": block_evaluation}
 
 
 def fill_blocks(text: str, claims: dict, records: dict[str, Record], where: str = "") -> str:

@@ -77,7 +77,7 @@ class Result:
 @dataclass
 class Record:
     name: str
-    kind: str               # "experiment" (results directories) or "command" (a timed command)
+    kind: str               # "experiment" (results directories), "evaluation" (an evaluation's table) or "command"
     experiment: str         # the experiment or suite; "" for a command
     engine: str             # "mininet", "ns3", or "" for a command
     command: str
@@ -271,6 +271,53 @@ def from_results(name: str, directories: list[Path], command: str | None = None,
                   note=note, results=results)
 
 
+# --- an evaluation's table -----------------------------------------------------------------------------------
+
+EVALUATION = "evaluate"      # the experiment name of an evaluation record's one result
+
+
+def is_evaluation(directory: Path) -> bool:
+    """A directory that `python -m topo.evaluate` wrote: its table, not one experiment's summary."""
+    return (directory / "table.md").is_file() and (directory / "table.json").is_file()
+
+
+def from_evaluation(name: str, directory: Path, note: str = "") -> Record:
+    """The evaluation suite's table (docs/evaluate.md) as a record: the table's rows verbatim, the command that
+    makes it again, and the commit and machine its runs give."""
+    if not NAME.match(name):
+        raise RecordError(f"record name {name!r}: lower-case letters, digits, '.' and '-' only")
+    if not is_evaluation(directory):
+        raise RecordError(f"{directory}: no table.md and table.json (an evaluation's directory, "
+                          f"results/evaluate/ENGINE-TIMESTAMP)")
+    run = json.loads((directory / "table.json").read_text()).get("run") or {}
+    if not run.get("command"):
+        raise RecordError(f"{directory}: its table.json does not say how it was made (written by an older "
+                          f"topo.evaluate): run the evaluation again")
+    metas = [json.loads(p.read_text()) for p in sorted(directory.rglob("run.json"))]
+    if not metas:
+        raise RecordError(f"{directory}: no run.json below it")
+    commits = {m.get("environment", {}).get("commit", "?") for m in metas}
+    if len(commits) != 1:
+        raise RecordError(f"one record is one commit; the runs below {directory} have {sorted(commits)}")
+    setting, tables = parse_summary((directory / "table.md").read_text())
+    if not tables:
+        raise RecordError(f"{directory}/table.md: no table")
+    env = metas[0].get("environment", {})
+    software = env.get("engine") or f"simple_switch {env.get('simple_switch', '?')}, {env.get('p4c', '?')}"
+    started = (directory / "table.json").stat().st_mtime - run["wall_s"]
+    try:
+        shown = str(directory.resolve().relative_to(ROOT))
+    except ValueError:
+        shown = f"results/evaluate/{directory.name}"
+    result = Result(experiment=EVALUATION, directory=shown, runs=len(metas),
+                    valid_runs=sum(1 for m in metas if m.get("valid")), wall_s=run["wall_s"], setting=setting,
+                    tables=tables)
+    return Record(name=name, kind="evaluation", experiment=EVALUATION, engine=run["engine"], command=run["command"],
+                  commit=commits.pop(), date=time.strftime("%Y-%m-%d", time.localtime(started)),
+                  wall_s=run["wall_s"], note=note, results=[result],
+                  machine={"cpus": env.get("machine", "?"), "kernel": env.get("kernel", "?"), "software": software})
+
+
 # --- a timed command --------------------------------------------------------------------------------------
 
 def this_machine() -> dict[str, str]:
@@ -316,6 +363,7 @@ def timed(name: str, command: list[str], note: str = "") -> Record:
 # --- running a record's command again ---------------------------------------------------------------------
 
 RESULTS_LINE = re.compile(r"^results: (\S+)$")
+TABLE_LINE = re.compile(r"^table: (\S+)/table\.md\b")
 
 
 def rerun(record: Record, note: str = "") -> Record:
@@ -327,14 +375,18 @@ def rerun(record: Record, note: str = "") -> Record:
         return timed(record.name, command, note)
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     directories = []
+    said = TABLE_LINE if record.kind == "evaluation" else RESULTS_LINE
     for line in proc.stdout:
         print(line, end="", flush=True)
-        m = RESULTS_LINE.match(line.strip())
+        m = said.match(line.strip())
         if m:
             directories.append(ROOT / m.group(1))
     if proc.wait() != 0:
         raise RecordError(f"{record.name}: `{record.command}` exited with status {proc.returncode}; "
                           f"docs/records/{record.name}.toml is unchanged")
     if not directories:
-        raise RecordError(f"{record.name}: `{record.command}` printed no 'results: DIRECTORY' line")
+        line = "table: DIRECTORY/table.md" if record.kind == "evaluation" else "results: DIRECTORY"
+        raise RecordError(f"{record.name}: `{record.command}` printed no '{line}' line")
+    if record.kind == "evaluation":
+        return from_evaluation(record.name, directories[-1], note)
     return from_results(record.name, directories, record.command, note)

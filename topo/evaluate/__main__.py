@@ -8,6 +8,7 @@ results/evaluate/ENGINE-TIMESTAMP/ (table.md, table.csv, table.json, and each ex
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -51,12 +52,24 @@ def main(argv=None) -> int:
                 print(" ".join(mininet_command(inv, out) if args.engine == "mininet" else inv.command("ns3")))
             return 0
         _, text = run_suite(conditions, args.engine, out, scheduler=args.scheduler, workers=args.workers,
-                            seeds=seeds, say=lambda line: print(line, file=sys.stderr, flush=True))
+                            seeds=seeds, say=lambda line: print(line, file=sys.stderr, flush=True),
+                            command=again(args.engine, args.only, seeds))
     except (ExperimentError, ValueError, RuntimeError) as e:
         return refused(e)
     print(text)
     print(f"table: {out / 'table.md'} (also table.csv, table.json)")
     return 0
+
+
+def again(engine: str, only: str | None, seeds: tuple[int, ...]) -> str:
+    """The command, from the repository's root, that runs the same conditions and seeds into a new directory
+    (where and on how many workers they ran changes no figure)."""
+    words = [".venv/bin/python", "-m", "topo.evaluate", "--engine", engine]
+    if only:
+        words += ["--only", only]
+    if seeds != SEEDS:
+        words += ["--seeds", ",".join(map(str, seeds))]
+    return shlex.join(words)
 
 
 def refused(why) -> int:

@@ -137,9 +137,10 @@ def rows_of(conditions: list[Condition], engine: str, roots: dict[str, tuple[Pat
 
 def run_suite(conditions: list[Condition], engine: str, out: Path, *, scheduler: str | None = None,
               workers: int | None = None, seeds: tuple[int, ...] = SEEDS,
-              say: Callable[[str], None] = print) -> tuple[list[Row], str]:
+              say: Callable[[str], None] = print, command: str = "") -> tuple[list[Row], str]:
     """The suite's rows on an engine, the table written into out (table.md, .csv, .json, the experiments'
-    results directories below it); returns the rows and the Markdown."""
+    results directories below it); returns the rows and the Markdown. `command`: the command line that makes
+    the table again, kept in table.json."""
     invs = invocations(conditions, seeds)
     started = time.monotonic()
     if engine == "ns3":
@@ -154,4 +155,5 @@ def run_suite(conditions: list[Condition], engine: str, out: Path, *, scheduler:
                f"Seeds {', '.join(map(str, seeds))}; {sum(1 for c in conditions if c.runs)} conditions run of "
                f"{len(conditions)}, {len(invs)} experiments, {minutes:.1f} minutes. Each cell is the mean over the "
                f"valid seeds (their range in brackets); targets judge the worst seed (docs/evaluate.md).")
-    return rows, write_table(rows, out, preface)
+    run = {"command": command, "engine": engine, "seeds": list(seeds), "wall_s": round(minutes * 60, 1)}
+    return rows, write_table(rows, out, preface, run)

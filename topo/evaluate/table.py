@@ -118,10 +118,13 @@ def as_csv(rows: list[Row]) -> str:
     return out.getvalue()
 
 
-def as_json(rows: list[Row]) -> str:
+def as_json(rows: list[Row], run: dict | None = None) -> str:
+    """The rows with the figures' and targets' meanings, and `run`: how the table was made (the command that
+    makes it again, its wall time, the seeds), which a record of the evaluation (tools/records) keeps."""
     def number(v):
         return None if v is None else ("inf" if math.isinf(v) else v)
     return json.dumps({
+        "run": run or {},
         "figures": FIGURES,
         "targets": {name: {"claim": t.claim, "figure": t.figure, "op": t.op, "bound": t.bound,
                            "engines": list(t.engines)} for name, t in TARGETS.items()},
@@ -134,11 +137,11 @@ def as_json(rows: list[Row]) -> str:
                  for r in rows]}, indent=1)
 
 
-def write_table(rows: list[Row], out: Path, preface: str = "") -> str:
+def write_table(rows: list[Row], out: Path, preface: str = "", run: dict | None = None) -> str:
     """table.md, table.csv and table.json in out; returns the Markdown."""
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(rows, preface)
     (out / "table.md").write_text(text)
     (out / "table.csv").write_text(as_csv(rows))
-    (out / "table.json").write_text(as_json(rows))
+    (out / "table.json").write_text(as_json(rows, run))
     return text
