@@ -33,8 +33,9 @@ class RcpParams:
     d0_gain: float = 0.1              # ewma: weight of a new interval's mean RTT in d0
     T_max_s: float = 0.010            # T = min(T_max, d0), per port
     # q of the law is the smallest queue of the last queue_reads reads, one per interval: a queue that lasted
-    # that long (docs/design.md, "Per interval: the law"); 1 is the papers' q, the queue at the read.
-    queue_reads: int = 3
+    # that long, 100 ms at T = 10 ms, CoDel's interval for a standing queue (docs/design.md, "Per interval:
+    # the law"); 1 is the papers' q, the queue at the read.
+    queue_reads: int = 10
     # After an interval in which more than gamma C arrived, R falls no lower than the rate at which the flows
     # that sent it would fill the link and drain the queue (docs/design.md, "Per interval: the law").
     overload_floor: bool = True

@@ -7,6 +7,7 @@ import pytest
 
 from control_plane.fluid import (Bottleneck, flash_crowd, join_rtts, main, poisson_drops, preset_gains, short_flows,
                                  simulate)
+from p4rcp.params import RcpParams
 
 
 def test_default_gains_are_stable_without_target_queue():
@@ -142,7 +143,7 @@ def test_the_command_line_runs_a_preset_and_its_own_options_over_it(capsys):
     main(["--alpha", "0.4", "--beta", "0.4", "--router", "rcp-ff", "--flash", "0,4"])
     header, result = capsys.readouterr().out.splitlines()
     assert header == ("preset rcp with --alpha, --beta, --router: alpha 0.4, beta 0.4, router rcp-ff, q the least "
-                      "of 3 reads, the overload floor")
+                      f"of {RcpParams().queue_reads} reads, the overload floor")
     assert result.startswith("peak queue")
     main(["--preset", "rcp-ns2", "--flows", "2", "--rtt-ms", "20"])
     header, result = capsys.readouterr().out.splitlines()

@@ -504,8 +504,9 @@ def test_a_capacity_drop_brings_R_down_to_the_new_link_not_to_its_floor(floor):
     """One flow at C; the link falls to C/10. For a round trip the flow still sends at C: the law alone answers
     that tenfold load every interval and takes R to R_min; the overload floor holds it at the rate at which the
     flow that sent it fits the new link and drains the queue."""
+    # q as read (queue_reads 1): the floor is the subject here, not the persistent queue
     params = RcpParams(queue_packet_bytes=1000, R_init_fraction=1.0, d0_init_s=0.04, overload_floor=floor,
-                       feedforward=False)
+                       feedforward=False, queue_reads=1)
     loop, driver, clock, _ = make_loop(params)
     loop.step()
     for _ in range(5):                             # the flow fills the link at R = C
