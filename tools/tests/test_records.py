@@ -119,4 +119,3 @@ def test_a_claim_whose_record_lacks_its_cells_is_named():
              "quote": [{"label": "x", "row": "rcp-gone", "column": "mean FCT / FCT_PS"}]}
     with pytest.raises(store.RecordError, match="claim made-up .*record default-ns3: no row 'rcp-gone'"):
         render.quotes(claim, record)
-
