@@ -17,6 +17,35 @@ def fct_ps(size_bytes: float, C_bps: float, rho: float, rtt_s: float) -> float:
     return 1.5 * rtt_s + size_bytes * 8 / (C_bps * (1 - rho))
 
 
+def ps_sojourns(arrivals: Sequence[tuple[float, float]], C_bps: float) -> list[float]:
+    """How long each flow (arrival time s, size bits) stays at a link of C_bps shared by processor sharing,
+    given these very arrivals: the exact counterpart of FCT_PS's L / (C (1 - rho)), which is its mean over
+    arrivals drawn for ever. Event by event: between two events each of the n flows present gets C / n."""
+    if C_bps <= 0:
+        raise ValueError(f"capacity must be > 0, got {C_bps}")
+    order = sorted(range(len(arrivals)), key=lambda i: arrivals[i][0])
+    left: dict[int, float] = {}           # flow -> bits still to send
+    done = [0.0] * len(arrivals)
+    now, k = 0.0, 0
+    while k < len(order) or left:
+        share = C_bps / len(left) if left else 0.0
+        first = min(left, key=left.get) if left else None
+        ends = now + max(left[first], 0.0) / share if left else math.inf
+        if k < len(order) and arrivals[order[k]][0] <= ends:
+            t = arrivals[order[k]][0]
+            for f in left:
+                left[f] -= (t - now) * share
+            now, left[order[k]] = t, arrivals[order[k]][1]
+            k += 1
+        else:
+            for f in left:
+                left[f] -= (ends - now) * share
+            now = ends
+            done[first] = now - arrivals[first][0]
+            del left[first]
+    return done
+
+
 def bound_load(offered: float, nominal: float) -> float:
     """The load FCT_PS takes: the one the arrivals offered; where they offered 1 or more (a heavy-tailed draw),
     the bound does not exist and the nominal load stands in."""

@@ -1,7 +1,7 @@
 import pytest
 
 from p4rcp.analysis import (Spread, bin_fct, fct_ps, jain_index, join_receiver_times, log_bins, max_min_shares,
-                           measured_load, percentile, service_bytes, time_to_share,
+                           measured_load, percentile, ps_sojourns, service_bytes, time_to_share,
                            utilisation)
 
 
@@ -13,6 +13,30 @@ def test_fct_ps_hand_computed():
         fct_ps(1, 10e6, 1.0, 0.1)
     with pytest.raises(ValueError):
         fct_ps(1, 0, 0.5, 0.1)
+
+
+def test_processor_sharing_of_given_arrivals_hand_computed():
+    assert ps_sojourns([(0.0, 5.0)], 1.0) == [5.0]
+    assert ps_sojourns([(0.0, 1.0), (0.0, 1.0)], 1.0) == [2.0, 2.0]
+    # the first alone for 1 s (1 bit left), then both at 1/2: each needs 2 s more
+    assert ps_sojourns([(1.0, 1.0), (0.0, 2.0)], 1.0) == pytest.approx([2.0, 3.0])
+    # one that arrives after the link emptied waits for nobody
+    assert ps_sojourns([(0.0, 1.0), (5.0, 2.0)], 2.0) == pytest.approx([0.5, 1.0])
+    with pytest.raises(ValueError):
+        ps_sojourns([(0.0, 1.0)], 0.0)
+
+
+def test_processor_sharing_of_many_poisson_arrivals_approaches_its_mean_over_all_draws():
+    """M/M/1-PS at load 0.5: the mean sojourn tends to E[S] / (C (1 - rho)), FCT_PS's second term."""
+    import random
+    rng = random.Random(7)
+    C, mean_bits, rho = 1e6, 1e5, 0.5
+    t, arrivals = 0.0, []
+    for _ in range(20_000):
+        t += rng.expovariate(rho * C / mean_bits)
+        arrivals.append((t, rng.expovariate(1 / mean_bits)))
+    mean = sum(ps_sojourns(arrivals, C)) / len(arrivals)
+    assert mean == pytest.approx(mean_bits / (C * (1 - rho)), rel=0.05)
 
 
 def test_jain_index():

@@ -273,7 +273,8 @@ def block_first_run(claims: dict, records: dict[str, Record]) -> str:
     return "\n".join(lines).rstrip()
 
 
-EVALUATION_COLUMNS = ["RCP FCT/FCT_PS", "TCP FCT/FCT_PS", "RCP drops", "RCP queue mean", "RCP utilisation"]
+EVALUATION_COLUMNS = ["RCP FCT/FCT_PS", "TCP FCT/FCT_PS", "RCP FCT/exact PS", "RCP drops", "RCP queue mean",
+                      "RCP utilisation"]
 
 
 def block_evaluation(claims: dict, records: dict[str, Record]) -> str:

@@ -23,6 +23,8 @@ MIN_BIN_FLOWS = 20        # a size bin counts for the fct targets with this many
 FIGURES = {
     "mean_fct_s": "mean flow completion time (s), the receiver's",
     "fct_ratio_ps": "mean of each flow's FCT / FCT_PS",
+    "fct_ratio_ps_exact": "mean of each flow's FCT over its FCT under exact processor sharing of the run's own "
+                          "arrivals (1.5 RTT + its sojourn): FCT_PS without the luck of the draw",
     "worst_bin_ratio_ps": f"largest mean FCT / FCT_PS of a flow-size decade with {MIN_BIN_FLOWS} flows or more, "
                           f"every seed's flows pooled",
     "fct_over_tcp": "RCP's mean FCT over TCP's, seed by seed",
@@ -98,6 +100,7 @@ def run_figures(run: dict, m: dict) -> dict:
     return {
         # A long flow's FCT is the duration it was given: FCT is a figure of Poisson workloads only.
         "mean_fct_s": m.get("mean_fct_s") if m.get("load") else None, "fct_ratio_ps": m.get("fct_ratio_ps"),
+        "fct_ratio_ps_exact": m.get("fct_ratio_ps_exact") if m.get("load") else None,
         "drops": m.get("bottleneck_drops"), "retransmitted_pct": _retransmitted_pct(run["flows"], tcp),
         "mean_queue_pkts": m.get("mean_queue_pkts"), "max_queue_pkts": m.get("max_queue_pkts"),
         "utilisation": m.get("utilisation"), "steady_utilisation": m.get("steady_utilisation"),

@@ -18,7 +18,8 @@ from topo.evaluate.targets import TARGETS, Verdict, judge
 PASS, FAIL, NOT_RUN = "PASS", "FAIL", "NOT RUN"
 
 # The columns both sides show: (header, figure, format).
-SHOWN = (("FCT (s)", "mean_fct_s", ".3f"), ("FCT/FCT_PS", "fct_ratio_ps", ".2f"), ("drops", "drops", ".0f"),
+SHOWN = (("FCT (s)", "mean_fct_s", ".3f"), ("FCT/FCT_PS", "fct_ratio_ps", ".2f"),
+         ("FCT/exact PS", "fct_ratio_ps_exact", ".2f"), ("drops", "drops", ".0f"),
          ("queue mean", "mean_queue_pkts", ".1f"), ("queue peak", "max_queue_pkts", ".0f"),
          ("utilisation", "utilisation", ".2f"))
 

@@ -10,7 +10,7 @@ import math
 import statistics
 
 from p4rcp.analysis import (Spread, bin_fct, bound_load, data_packets, fct_ps, jain_index, load_unit, max_min_shares,
-                           measured_load, percentile, service_bytes, time_to_share, utilisation)
+                           measured_load, percentile, ps_sojourns, service_bytes, time_to_share, utilisation)
 
 
 def metrics(run: dict, exp) -> dict:
@@ -50,6 +50,8 @@ def metrics(run: dict, exp) -> dict:
                                                                 C, m["bound_load"], _rtt(topo, f["host"]))}
                           for f in done]
         m["fct_ratio_ps"] = statistics.fmean(f["ps_ratio"] for f in m["fct_flows"])
+        if len(topo.bottlenecks) == 1:
+            m["fct_ratio_ps_exact"] = _fct_over_exact_ps(run, done, C, unit)
     if load and run["flows"]:
         first = min(f["start_unix_s"] for f in run["flows"])
         ends = [f["start_unix_s"] + f["fct_s"] for f in run["flows"] if f.get("fct_s") is not None]
@@ -95,6 +97,18 @@ def metrics(run: dict, exp) -> dict:
             m["jain"] = jain_index(fair)
             m["rtt_ratio"] = _rtt_ratio(run, shares)
     return m
+
+
+def _fct_over_exact_ps(run: dict, done: list[dict], C: float, unit: str) -> float | None:
+    """The mean of each completed Poisson flow's FCT over 1.5 RTT + its sojourn under exact processor sharing of
+    the run's own arrivals at one bottleneck: FCT_PS without the luck of the draw (FCT_PS's L / (C (1 - rho)) is
+    the mean over arrivals drawn for ever; a 30 s draw may load the link more, or less)."""
+    topo = run["topology"]
+    offered = [f for f in run["flows"] if "index" in f]
+    bits = [8 * service_bytes(f["size_bytes"], topo.mss_bytes, topo.data_frame_bytes, unit) for f in offered]
+    sojourn = {id(f): s for f, s in zip(offered, ps_sojourns([(f["start_unix_s"], b) for f, b in zip(offered, bits)], C))}
+    ratios = [f["fct_recv_s"] / (1.5 * _rtt(topo, f["host"]) + sojourn[id(f)]) for f in done if id(f) in sojourn]
+    return statistics.fmean(ratios) if ratios else None
 
 
 def _burst_start(exp, topo) -> float | None:

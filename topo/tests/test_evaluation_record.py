@@ -15,8 +15,8 @@ from topo.evaluate.targets import TARGETS, Verdict
 
 def an_evaluation(directory: Path) -> Path:
     """An evaluation's directory as topo.evaluate writes it: the table, and one run below it."""
-    rows = [Row("fct-short (the default run)", "flow sizes", "fct-short", "ns3", rcp={"fct_ratio_ps": [1.1, 1.2]},
-                tcp={"fct_ratio_ps": [1.4, 1.5]}, status=FAIL,
+    rows = [Row("fct-short (the default run)", "flow sizes", "fct-short", "ns3", status=FAIL,
+                rcp={"fct_ratio_ps": [1.1, 1.2], "fct_ratio_ps_exact": [1.0, 1.1]}, tcp={"fct_ratio_ps": [1.4, 1.5]},
                 verdicts=[Verdict(TARGETS["default-fct"], 1.2, False), Verdict(TARGETS["cell-fct"], 1.2, True)]),
             Row("RCP alone (4 flows)", "TCP mix", "tcp-mix-reno (tcp_flows=0)", "ns3", status=PASS,
                 verdicts=[Verdict(TARGETS["mix-alone-queue"], 0.0, True)])]
@@ -38,7 +38,7 @@ def test_an_evaluation_is_recorded_with_its_table_and_shown_by_its_block(tmp_pat
     read = store.load(made.write())
     assert read.to_toml() == made.to_toml()
     block = render.block_evaluation({}, {"evaluate-ns3": read})
-    assert "| fct-short (the default run) | 1.15 (1.10-1.20) | 1.45 (1.40-1.50) |" in block
+    assert "| fct-short (the default run) | 1.15 (1.10-1.20) | 1.45 (1.40-1.50) | 1.05 (1.00-1.10) |" in block
     assert "| FAIL | default-fct: 1.2 <= 1.15 FAIL |" in block and "cell-fct" not in block   # only what it missed
     assert "| RCP alone (4 flows) |" in block and block.endswith("1 PASS, 1 FAIL, 0 not run.")
 

@@ -328,3 +328,19 @@ def test_two_flows_at_the_same_rate_both_show_in_the_rates_figure(tmp_path, monk
     assert list(first.get_ydata()) == list(second.get_ydata())
     # the second line is drawn over the first: it must be thinner and broken for the first to show
     assert second.get_linewidth() < first.get_linewidth() and second.get_linestyle() != first.get_linestyle()
+
+
+def test_fct_over_exact_processor_sharing_of_the_runs_own_arrivals():
+    """Two Poisson flows of one size arriving together share the link from the start: under exact processor
+    sharing each takes 2 L / C. One finishing in 1.5 RTT + 2 L / C is at 1, one twice as long at 2."""
+    from p4rcp.analysis import service_bytes
+    from topo.report.metrics import _rtt, metrics
+    C, size = 12e6, 100_000
+    L = 8 * service_bytes(size, TOPOLOGY.mss_bytes, TOPOLOGY.data_frame_bytes, "bytes")
+    exact = 1.5 * _rtt(TOPOLOGY, "h1") + 2 * L / C
+    flows = [{"host": h, "flow_id": i, "index": i, "size_bytes": size, "start_unix_s": 100.0, "completed": True,
+              "fct_s": k * exact, "fct_recv_s": k * exact} for i, (h, k) in enumerate((("h1", 1), ("h2", 2)))]
+    run = {"meta": {"valid": True, "problems": [], "capacity_bps": {"s1:3": C}, "duration_s": 10.0, "load": 0.5,
+                    "load_unit": "bytes"}, "flows": flows, "rates": {}, "control": {}, "topology": TOPOLOGY}
+    m = metrics(run, type("Exp", (), {"long_flows": [], "poisson": []})())
+    assert m["fct_ratio_ps_exact"] == pytest.approx(1.5)
