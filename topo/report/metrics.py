@@ -277,8 +277,10 @@ def _times_to_fair_share(run: dict, topo, C_bps: float) -> list[float | None]:
 
 def _join_times(run: dict, topo, C_bps: float) -> list[float | None]:
     """Per join, in RTTs: from the first SYN of the flows that join together until every one of them holds its
-    new fair share (goodput averaged over 0.1 s within 20% of the capacity's payload rate over the flows then
-    running, for 0.5 s); None if that did not happen before the next join or the first flow's end. Flows whose
+    new fair share (goodput averaged over one RTT within 20% of the capacity's payload rate over the flows then
+    running, for 0.5 s); None if that did not happen before the next join or the first flow's end. The mean
+    spans one RTT, not a fixed time: a flow's goodput is 0 until its first data is acknowledged, two RTTs
+    after its SYN, and a longer mean would add its own length to every join, however fast. Flows whose
     SYNs leave within one RTT of each other join together (the talk's flash crowd: the offered load doubling
     within an RTT is one event, not several); the flows of the first start are not a join."""
     flows = sorted(run["flows"], key=lambda f: f["start_unix_s"])
@@ -298,8 +300,8 @@ def _join_times(run: dict, topo, C_bps: float) -> list[float | None]:
         per_flow = []
         for f in group:
             samples = run["rates"].get(f"{f['host']}/{f['flow_id']}", [])
-            t = time_to_share(samples, event, payload / running, until_s=until, window_s=0.1, hold_s=0.5) \
-                if samples else None
+            t = time_to_share(samples, event, payload / running, until_s=until, window_s=_rtt(topo, f["host"]),
+                              hold_s=0.5) if samples else None
             per_flow.append(None if t is None else t / _rtt(topo, f["host"]))
         times.append(None if None in per_flow else max(per_flow))
     return times
