@@ -150,16 +150,15 @@ def reproducing(claims: dict, records: dict[str, Record]) -> str:
                 for i, r in mine]
         out += [""]
     out += ["## Records", "",
-            "| record | experiment | engine | commit | date | machine | wall time | runs valid |",
+            "| record | command | engine | commit | date | machine | wall time | runs valid |",
             "|---|---|---|---|---|---|---|---|"]
     for rec in records.values():
         valid = ", ".join(f"{r.experiment} {r.valid_runs}/{r.runs}" for r in rec.results) or \
             f"exit status {rec.exit_status}"
-        out.append(f"| `{rec.name}` | {rec.experiment or rec.command} | {rec.engine or '-'} | {rec.commit} | "
+        out.append(f"| `{rec.name}` | `{rec.command}`" + (f" ({rec.note})" if rec.note else "")
+                   + f" | {rec.engine or '-'} | {rec.commit} | "
                    f"{rec.date} | {rec.machine['cpus']}, Linux {rec.machine['kernel']}; {rec.machine['software']} | "
                    f"{_minutes(rec.wall_s)} | {valid} |")
-    out += ["", "Each record's command:", ""]
-    out += [f"- `{rec.name}`: `{rec.command}`" + (f" ({rec.note})" if rec.note else "") for rec in records.values()]
     return "\n".join(out) + "\n"
 
 
@@ -278,10 +277,11 @@ EVALUATION_COLUMNS = ["RCP FCT/FCT_PS", "TCP FCT/FCT_PS", "RCP FCT/exact PS", "R
 
 
 def block_evaluation(claims: dict, records: dict[str, Record]) -> str:
-    """The latest recorded evaluation on ns-3: per condition RCP's and TCP's main figures, the result, and
-    each target it missed with the worst seed's figure."""
-    rec = next((r for r in reversed(sorted(records.values(), key=lambda r: r.date))
-                if r.kind == "evaluation" and r.engine == "ns3"), None)
+    """The latest recorded evaluation of the whole suite on ns-3 for the default preset: per condition RCP's and
+    TCP's main figures, the result, and each target it missed with the worst seed's figure."""
+    whole = (lambda r: r.kind == "evaluation" and r.engine == "ns3"
+             and not any(w in r.command for w in ("--preset", "--only", "--seeds")))
+    rec = next((r for r in reversed(sorted(records.values(), key=lambda r: r.date)) if whole(r)), None)
     if rec is None:
         return f"The evaluation on ns-3: {NOT_RECORDED} (`make evaluate`, then `python -m tools.records add NAME DIR`)."
     table = rec.result("evaluate").table()

@@ -43,8 +43,9 @@ class Condition:
     def runs(self) -> bool:
         return self.experiment is not None
 
-    def schemes(self) -> tuple[str, ...]:
-        return (RCP_SCHEME,) if self.tcp_in_runs else (RCP_SCHEME, TCP_SCHEME)
+    def schemes(self, rcp: str = RCP_SCHEME) -> tuple[str, ...]:
+        """The schemes its runs need: the RCP preset judged (`rcp`), and TCP unless TCP runs in RCP's runs."""
+        return (rcp,) if self.tcp_in_runs else (rcp, TCP_SCHEME)
 
 
 _GENERATOR = "hosts/src/workload/traffic.rs"
@@ -118,9 +119,10 @@ class Invocation:
             (["--duration", f"{self.duration_s:g}"] if self.duration_s else [])
 
 
-def invocations(conditions: list[Condition], seeds: tuple[int, ...] = SEEDS) -> list[Invocation]:
+def invocations(conditions: list[Condition], seeds: tuple[int, ...] = SEEDS, rcp: str = RCP_SCHEME) -> list[Invocation]:
     """The experiments the rows need, each once: rows of one experiment (its sweep points) share its runs, with
-    the schemes any of them needs. Rows of one experiment must agree on its duration."""
+    the schemes any of them needs (`rcp`: the RCP preset judged). Rows of one experiment must agree on its
+    duration."""
     out: dict[str, Invocation] = {}
     for c in conditions:
         if not c.runs:
@@ -128,6 +130,6 @@ def invocations(conditions: list[Condition], seeds: tuple[int, ...] = SEEDS) -> 
         seen = out.get(c.experiment)
         if seen and seen.duration_s != c.duration_s:
             raise ValueError(f"conditions of {c.experiment} ask for durations {seen.duration_s} and {c.duration_s}")
-        schemes = tuple(dict.fromkeys((*(seen.schemes if seen else ()), *c.schemes())))
+        schemes = tuple(dict.fromkeys((*(seen.schemes if seen else ()), *c.schemes(rcp))))
         out[c.experiment] = Invocation(c.experiment, schemes, tuple(seeds), c.duration_s)
     return list(out.values())

@@ -113,8 +113,9 @@ def run_mininet(invs: list[Invocation], out: Path, say: Callable[[str], None]) -
     return roots
 
 
-def rows_of(conditions: list[Condition], engine: str, roots: dict[str, tuple[Path, str]], table_dir: Path) -> list[Row]:
-    """The table's rows from the experiments' results directories."""
+def rows_of(conditions: list[Condition], engine: str, roots: dict[str, tuple[Path, str]], table_dir: Path,
+            rcp: str = RCP_SCHEME) -> list[Row]:
+    """The table's rows from the experiments' results directories, RCP's side the runs of preset `rcp`."""
     loaded = {}
     rows = []
     for c in conditions:
@@ -131,17 +132,18 @@ def rows_of(conditions: list[Condition], engine: str, roots: dict[str, tuple[Pat
         summary = root / "summary.md"
         where = str(summary.relative_to(table_dir)) if summary.is_relative_to(table_dir) else str(summary)
         tcp = None if c.tcp_in_runs else by.get((c.variant, TCP_SCHEME))
-        rows.append(make_row(c, engine, by.get((c.variant, RCP_SCHEME)), tcp, results=where))
+        rows.append(make_row(c, engine, by.get((c.variant, rcp)), tcp, results=where))
     return rows
 
 
 def run_suite(conditions: list[Condition], engine: str, out: Path, *, scheduler: str | None = None,
               workers: int | None = None, seeds: tuple[int, ...] = SEEDS,
-              say: Callable[[str], None] = print, command: str = "") -> tuple[list[Row], str]:
-    """The suite's rows on an engine, the table written into out (table.md, .csv, .json, the experiments'
-    results directories below it); returns the rows and the Markdown. `command`: the command line that makes
-    the table again, kept in table.json."""
-    invs = invocations(conditions, seeds)
+              say: Callable[[str], None] = print, command: str = "", rcp: str = RCP_SCHEME) -> tuple[list[Row], str]:
+    """The suite's rows on an engine for the RCP preset `rcp` (the default `rcp` unless another is to be
+    compared), the table written into out (table.md, .csv, .json, the experiments' results directories below
+    it); returns the rows and the Markdown. `command`: the command line that makes the table again, kept in
+    table.json."""
+    invs = invocations(conditions, seeds, rcp)
     started = time.monotonic()
     if engine == "ns3":
         roots = run_ns3(invs, out, scheduler, workers, say)
@@ -149,11 +151,11 @@ def run_suite(conditions: list[Condition], engine: str, out: Path, *, scheduler:
         roots = run_mininet(invs, out, say)
     else:
         raise ValueError(f"engine must be ns3 or mininet, got {engine!r}")
-    rows = rows_of(conditions, engine, roots, out)
+    rows = rows_of(conditions, engine, roots, out, rcp)
     minutes = (time.monotonic() - started) / 60
-    preface = (f"# Evaluation: preset {RCP_SCHEME} against {TCP_SCHEME}, {engine} engine\n\n"
+    preface = (f"# Evaluation: preset {rcp} against {TCP_SCHEME}, {engine} engine\n\n"
                f"Seeds {', '.join(map(str, seeds))}; {sum(1 for c in conditions if c.runs)} conditions run of "
                f"{len(conditions)}, {len(invs)} experiments, {minutes:.1f} minutes. Each cell is the mean over the "
                f"valid seeds (their range in brackets); targets judge the worst seed (docs/evaluate.md).")
-    run = {"command": command, "engine": engine, "seeds": list(seeds), "wall_s": round(minutes * 60, 1)}
+    run = {"command": command, "engine": engine, "preset": rcp, "seeds": list(seeds), "wall_s": round(minutes * 60, 1)}
     return rows, write_table(rows, out, preface, run)

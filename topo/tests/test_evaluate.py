@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from topo.evaluate.conditions import SUITE, Condition, invocations, select
+from topo.evaluate.conditions import SEEDS, SUITE, Condition, invocations, select
 from topo.evaluate.figures import SchemeRuns, fct_over, worst_bin
 from topo.evaluate.table import FAIL, NOT_RUN, PASS, as_csv, as_json, headers, make_row, markdown, write_table
 from topo.evaluate.targets import TARGETS, Target, judge
@@ -297,6 +297,19 @@ def test_the_command_line_lists_without_running_and_refuses_bad_input(capsys, tm
     assert main(["--seeds", "a"]) == 2 and "--seeds takes integers" in capsys.readouterr().err
     assert main(["--engine", "mininet", "--scheduler", "tcp://h:8786"]) == 2
     assert main(["--only", "flash mob"]) == 2 and "no condition 'flash mob'" in capsys.readouterr().err
+
+
+def test_another_rcp_preset_is_judged_in_the_defaults_place(capsys):
+    from topo.evaluate.__main__ import again, main
+
+    assert main(["--list", "--preset", "rcp-plain", "--only", "talk Example 1;TCP mix 1 of 4 Reno"]) == 0
+    out = capsys.readouterr().out
+    assert "-m topo.run talk-example1 --engine ns3 --schemes rcp-plain,tcp:reno --seeds 1,2,3" in out
+    assert "-m topo.run tcp-mix-reno --engine ns3 --schemes rcp-plain --seeds 1,2,3" in out
+    assert again("ns3", None, (1,), "rcp-plain") == ".venv/bin/python -m topo.evaluate --engine ns3 --seeds 1 --preset rcp-plain"
+    assert again("ns3", None, SEEDS) == ".venv/bin/python -m topo.evaluate --engine ns3"
+    assert main(["--preset", "reno-iw2"]) == 2 and "not the routers" in capsys.readouterr().err
+    assert main(["--preset", "rcp-fast"]) == 2 and "no preset 'rcp-fast'" in capsys.readouterr().err
 
 
 def test_the_estimate_counts_each_runs_import_and_the_packets_its_link_carries():
