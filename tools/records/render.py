@@ -285,8 +285,10 @@ def block_evaluation(claims: dict, records: dict[str, Record]) -> str:
     if rec is None:
         return f"The evaluation on ns-3: {NOT_RECORDED} (`make evaluate`, then `python -m tools.records add NAME DIR`)."
     table = rec.result("evaluate").table()
+    counts = {s: sum(1 for r in table.rows if table.cell(r[0], "result") == s) for s in ("PASS", "FAIL")}
     lines = [f"`{rec.command}`, record {_when(rec)}, {rec.machine['cpus']}, {_minutes(rec.wall_s)}; "
-             f"{rec.result('evaluate').valid_runs} of {rec.result('evaluate').runs} runs valid.", "",
+             f"{rec.result('evaluate').valid_runs} of {rec.result('evaluate').runs} runs valid; {counts['PASS']} "
+             f"PASS, {counts['FAIL']} FAIL, {len(table.rows) - sum(counts.values())} not run.", "",
              "| condition | " + " | ".join(EVALUATION_COLUMNS) + " | result | targets missed (worst seed) |",
              "|---|" + "---|" * (len(EVALUATION_COLUMNS) + 2)]
     for row in table.rows:
@@ -296,8 +298,6 @@ def block_evaluation(claims: dict, records: dict[str, Record]) -> str:
         result = table.cell(name, "result")
         lines.append(f"| {name} | " + " | ".join(table.cell(name, c) for c in EVALUATION_COLUMNS)
                      + f" | {result} | {missed or ('-' if result == 'PASS' else table.cell(name, 'note'))} |")
-    counts = {s: sum(1 for r in table.rows if table.cell(r[0], "result") == s) for s in ("PASS", "FAIL")}
-    lines += ["", f"{counts['PASS']} PASS, {counts['FAIL']} FAIL, {len(table.rows) - sum(counts.values())} not run."]
     return "\n".join(lines)
 
 

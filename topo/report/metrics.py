@@ -106,7 +106,8 @@ def _fct_over_exact_ps(run: dict, done: list[dict], C: float, unit: str) -> floa
     topo = run["topology"]
     offered = [f for f in run["flows"] if "index" in f]
     bits = [8 * service_bytes(f["size_bytes"], topo.mss_bytes, topo.data_frame_bytes, unit) for f in offered]
-    sojourn = {id(f): s for f, s in zip(offered, ps_sojourns([(f["start_unix_s"], b) for f, b in zip(offered, bits)], C))}
+    shared = ps_sojourns([(f["start_unix_s"], b) for f, b in zip(offered, bits)], C)
+    sojourn = {id(f): s for f, s in zip(offered, shared)}
     ratios = [f["fct_recv_s"] / (1.5 * _rtt(topo, f["host"]) + sojourn[id(f)]) for f in done if id(f) in sojourn]
     return statistics.fmean(ratios) if ratios else None
 

@@ -306,7 +306,8 @@ def test_another_rcp_preset_is_judged_in_the_defaults_place(capsys):
     out = capsys.readouterr().out
     assert "-m topo.run talk-example1 --engine ns3 --schemes rcp-plain,tcp:reno --seeds 1,2,3" in out
     assert "-m topo.run tcp-mix-reno --engine ns3 --schemes rcp-plain --seeds 1,2,3" in out
-    assert again("ns3", None, (1,), "rcp-plain") == ".venv/bin/python -m topo.evaluate --engine ns3 --seeds 1 --preset rcp-plain"
+    assert again("ns3", None, (1,), "rcp-plain") == \
+        ".venv/bin/python -m topo.evaluate --engine ns3 --seeds 1 --preset rcp-plain"
     assert again("ns3", None, SEEDS) == ".venv/bin/python -m topo.evaluate --engine ns3"
     assert main(["--preset", "reno-iw2"]) == 2 and "not the routers" in capsys.readouterr().err
     assert main(["--preset", "rcp-fast"]) == 2 and "no preset 'rcp-fast'" in capsys.readouterr().err
