@@ -54,3 +54,19 @@ def free_tcp_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+ETH_P_ALL = 0x0003     # every Ethernet protocol
+
+
+def capture_socket(iface: str) -> socket.socket:
+    """A raw socket that receives the frames of one interface only. It is opened for no protocol and given
+    ETH_P_ALL by its bind: a socket opened for ETH_P_ALL captures every interface's frames, sent ones too,
+    from its creation until its bind, and a test once read another port's frame for the switch's output."""
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+    try:
+        sock.bind((iface, ETH_P_ALL))      # Python converts the protocol to network order
+    except OSError:
+        sock.close()
+        raise
+    return sock

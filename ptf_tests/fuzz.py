@@ -43,7 +43,7 @@ from p4rcp.protocol import DATA, FLAG_ENDING, FLAG_XCP, RCP_MAX_RTT_US, RCP_UDP_
 from p4rcp.router_model import PROTO_TCP, PROTO_UDP, Forwarded, PortCounts, RouterModel, ipv4_checksum, ones_sum
 from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route
-from p4rcp.veth import VethPairs, free_tcp_port
+from p4rcp.veth import VethPairs, capture_socket, free_tcp_port
 
 PORTS = (0, 1, 2, 3)
 SWITCH_MAC = {p: f"00:aa:00:00:00:0{p}" for p in PORTS}
@@ -246,9 +246,8 @@ class Receiver(threading.Thread):
 
     def __init__(self, iface: str):
         super().__init__(daemon=True)
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+        self.sock = capture_socket(iface)
         self.sock.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)       # SO_RCVBUFFORCE: 64 MiB
-        self.sock.bind((iface, 0))
         self.sock.settimeout(0.2)
         self.frames: list[bytes] = []
         self.stop = threading.Event()

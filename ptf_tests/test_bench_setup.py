@@ -22,7 +22,7 @@ from p4rcp.protocol import RCP, XCP
 from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import BUILD_JSON
 from p4rcp.topology import Route
-from p4rcp.veth import VethPairs, free_tcp_port
+from p4rcp.veth import VethPairs, capture_socket, free_tcp_port
 from ptf_tests.bench_dataplane import (XCP_RTT_US, XCP_X_NS, _cpu_seconds, configure_rcp, configure_xcp, frame,
                                        pin_threads)
 
@@ -41,8 +41,7 @@ def bench_switch(tag):
         driver.connect()
         stack.callback(driver.close)
         driver.install_routes([Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02")])
-        rx = stack.enter_context(socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003)))
-        rx.bind((veths.host_side[1], 0))
+        rx = stack.enter_context(capture_socket(veths.host_side[1]))
         rx.settimeout(2)
         tx = stack.enter_context(socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
         tx.bind((veths.host_side[0], 0))

@@ -25,7 +25,7 @@ from p4rcp.protocol import RCP
 from p4rcp.testing import require_toolchain
 from p4rcp.toolchain import BUILD_JSON, BUILD_P4INFO, ROOT
 from p4rcp.topology import Route, Switch, SwitchPort
-from p4rcp.veth import VethPairs, free_tcp_port
+from p4rcp.veth import VethPairs, capture_socket, free_tcp_port
 
 ROUTES = [Route("10.0.1.0/24", 1, "00:aa:00:00:00:01", "00:00:00:00:00:02"),
           Route("10.0.0.0/24", 0, "00:aa:00:00:00:00", "00:00:00:00:00:01")]
@@ -52,8 +52,7 @@ def _rcp_frame(rate_kbps: int) -> bytes:
 
 
 def _send_and_receive(veths, frame: bytes) -> Ether:
-    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    rx.bind((veths.host_side[1], 0))
+    rx = capture_socket(veths.host_side[1])
     rx.settimeout(0.2)
     tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     tx.bind((veths.host_side[0], 0))

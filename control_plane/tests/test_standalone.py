@@ -28,7 +28,7 @@ from p4rcp.protocol import RCP
 from p4rcp.testing import BUILD_JSON, require_toolchain, wait_for
 from p4rcp.toolchain import ROOT
 from p4rcp.topology import load_topology
-from p4rcp.veth import VethPairs, free_tcp_port
+from p4rcp.veth import VethPairs, capture_socket, free_tcp_port
 
 TOPOLOGY = ROOT / "topo" / "topologies" / "dumbbell.toml"
 S1 = load_topology(TOPOLOGY).switch("s1")
@@ -140,8 +140,7 @@ def _stamp(thrift_port: int) -> int:
 
 def _stamped_rate(iface: str) -> int:
     """The rate field of the next RCP frame leaving the bottleneck port."""
-    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003)) as sock:
-        sock.bind((iface, 0))
+    with capture_socket(iface) as sock:
         sock.settimeout(2.0)
         while True:
             pkt = Ether(sock.recv(2048))

@@ -21,7 +21,7 @@ from p4rcp.protocol import FLAG_XCP, RCP, XCP
 from p4rcp.testing import BUILD_JSON, require_toolchain, wait_for
 from p4rcp.toolchain import ROOT
 from p4rcp.topology import load_topology
-from p4rcp.veth import VethPairs, free_tcp_port
+from p4rcp.veth import VethPairs, capture_socket, free_tcp_port
 
 X_NS = 5_000_000                       # a flow of cwnd = rtt s / x: 8 frames per 40 ms
 REQUEST = 2**31 - 1                    # the sender asks for everything
@@ -39,8 +39,7 @@ class Receiver(threading.Thread):
 
     def __init__(self, iface):
         super().__init__(daemon=True)
-        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-        self.sock.bind((iface, 0))
+        self.sock = capture_socket(iface)
         self.sock.settimeout(0.1)
         self.feedback: list[tuple[float, int]] = []
         self.stop = threading.Event()
