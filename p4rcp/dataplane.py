@@ -263,6 +263,15 @@ def xcp_router_feedback(xi_p_cell: int, xi_n_cell: int, rtt_us: int, x_ns: int, 
     return min(p, positive_left), min(n, negative_left)
 
 
+def xcp_router_charge(p: int, n: int, H_feedback: int, negative_left: int) -> tuple[int, int]:
+    """What the data plane takes from the cells of what is left for a packet with the router's (p, n)
+    (xcp_router_feedback) and the header's feedback as it arrived: xcp_law.xcp_charged_feedback in whole bytes."""
+    if H_feedback >= p - n:
+        return p, n
+    charged_n = min(negative_left, p - H_feedback)
+    return max(H_feedback + charged_n, 0), charged_n
+
+
 def classic_drop_cell(p: float) -> int:
     """The REG_CLASSIC_DROP cell for drop probability p: round(p 2^32), at most CLASSIC_DROP_MAX."""
     if not 0 <= p <= 1:

@@ -236,8 +236,9 @@ class RouterModel:
         control = self.xcp[port]
         p, n = dp.xcp_router_feedback(control.xi_p, control.xi_n, rtt, x, s, counts.xcp_positive_left,
                                       counts.xcp_negative_left)
-        counts.xcp_positive_left -= p
-        counts.xcp_negative_left -= n
+        charged_p, charged_n = dp.xcp_router_charge(p, n, feedback, counts.xcp_negative_left)
+        counts.xcp_positive_left -= charged_p
+        counts.xcp_negative_left -= charged_n
         ours = p - n
         if ours >= feedback:
             return ", XCP counted, feedback kept"
