@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from p4rcp.xcp_law import xcp_charged_feedback
+
 # The three additions. Pure counts are counter externs (bmv2 counts them in
 # C++, one operation per packet); the RTT sum adds a packet field, which only
 # a register can.
@@ -266,10 +268,7 @@ def xcp_router_feedback(xi_p_cell: int, xi_n_cell: int, rtt_us: int, x_ns: int, 
 def xcp_router_charge(p: int, n: int, H_feedback: int, negative_left: int) -> tuple[int, int]:
     """What the data plane takes from the cells of what is left for a packet with the router's (p, n)
     (xcp_router_feedback) and the header's feedback as it arrived: xcp_law.xcp_charged_feedback in whole bytes."""
-    if H_feedback >= p - n:
-        return p, n
-    charged_n = min(negative_left, p - H_feedback)
-    return max(H_feedback + charged_n, 0), charged_n
+    return xcp_charged_feedback(p, n, H_feedback, negative_left)
 
 
 def classic_drop_cell(p: float) -> int:

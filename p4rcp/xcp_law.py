@@ -99,7 +99,7 @@ def xcp_charged_feedback(p_i: float, n_i: float, H_feedback: float, negative_lef
     if H_feedback >= p_i - n_i:
         return p_i, n_i
     n = min(negative_left, p_i - H_feedback)
-    return max(H_feedback + n, 0.0), n
+    return max(H_feedback + n, 0), n
 
 
 def xcp_desired_feedback(r: float, rtt: float, cwnd: float, s: float) -> float:
