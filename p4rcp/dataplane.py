@@ -9,8 +9,6 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from p4rcp.xcp_law import xcp_charged_feedback
-
 # The three additions. Pure counts are counter externs (bmv2 counts them in
 # C++, one operation per packet); the RTT sum adds a packet field, which only
 # a register can.
@@ -263,12 +261,6 @@ def xcp_router_feedback(xi_p_cell: int, xi_n_cell: int, rtt_us: int, x_ns: int, 
     p = (xi_p_cell * rtt_us * x_ns) >> XCP_XI_SHIFT
     n = -((-xi_n_cell * rtt_us * s_bytes) >> XCP_XI_SHIFT)
     return min(p, positive_left), min(n, negative_left)
-
-
-def xcp_router_charge(p: int, n: int, H_feedback: int, negative_left: int) -> tuple[int, int]:
-    """What the data plane takes from the cells of what is left for a packet with the router's (p, n)
-    (xcp_router_feedback) and the header's feedback as it arrived: xcp_law.xcp_charged_feedback in whole bytes."""
-    return xcp_charged_feedback(p, n, H_feedback, negative_left)
 
 
 def classic_drop_cell(p: float) -> int:

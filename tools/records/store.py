@@ -184,6 +184,21 @@ def _stamp_time(directory: Path) -> float:
     return time.mktime(time.strptime(directory.name, "%Y%m%d-%H%M%S"))
 
 
+def _shown(directory: Path) -> str:
+    """A results directory as a record names it: from the repository's root, or results/PARENT/NAME."""
+    try:
+        return str(directory.resolve().relative_to(ROOT))
+    except ValueError:
+        return f"results/{directory.parent.name}/{directory.name}"
+
+
+def _machine(meta: dict) -> dict[str, str]:
+    """The machine and software a run's run.json names."""
+    env = meta.get("environment", {})
+    software = env.get("engine") or f"simple_switch {env.get('simple_switch', '?')}, {env.get('p4c', '?')}"
+    return {"cpus": env.get("machine", "?"), "kernel": env.get("kernel", "?"), "software": software}
+
+
 def result_of(directory: Path) -> tuple[Result, list[dict]]:
     """One results directory as a Result, and its runs' run.json."""
     summary = directory / "summary.md"
@@ -202,11 +217,7 @@ def result_of(directory: Path) -> tuple[Result, list[dict]]:
             reader = csv.reader(f)
             header = next(reader)
             figures[path.name] = {"header": header, "rows": [row for row in reader]}
-    try:
-        shown = str(directory.resolve().relative_to(ROOT))
-    except ValueError:
-        shown = f"results/{directory.parent.name}/{directory.name}"
-    return Result(experiment=directory.parent.name, directory=shown, runs=len(metas),
+    return Result(experiment=directory.parent.name, directory=_shown(directory), runs=len(metas),
                   valid_runs=sum(1 for m in metas if m.get("valid")), wall_s=ended - _stamp_time(directory),
                   setting=setting, tables=tables, figures=figures), metas
 
@@ -260,15 +271,12 @@ def from_results(name: str, directories: list[Path], command: str | None = None,
     experiment = experiments[0] if len(experiments) == 1 else suite_of(experiments)
     if experiment is None:
         raise RecordError(f"{experiments}: not one experiment and no suite of exactly these; record them apart")
-    env = metas[0].get("environment", {})
-    software = env.get("engine") or f"simple_switch {env.get('simple_switch', '?')}, {env.get('p4c', '?')}"
     starts = [_stamp_time(Path(d)) for d in directories]
     return Record(name=name, kind="experiment", experiment=experiment, engine=engine,
                   command=command or command_of(experiment, engine, metas), commit=commit,
                   date=time.strftime("%Y-%m-%d", time.localtime(min(starts))),
                   wall_s=max(s + r.wall_s for s, r in zip(starts, results)) - min(starts),
-                  machine={"cpus": env.get("machine", "?"), "kernel": env.get("kernel", "?"), "software": software},
-                  note=note, results=results)
+                  machine=_machine(metas[0]), note=note, results=results)
 
 
 # --- an evaluation's table -----------------------------------------------------------------------------------
@@ -302,20 +310,13 @@ def from_evaluation(name: str, directory: Path, note: str = "") -> Record:
     setting, tables = parse_summary((directory / "table.md").read_text())
     if not tables:
         raise RecordError(f"{directory}/table.md: no table")
-    env = metas[0].get("environment", {})
-    software = env.get("engine") or f"simple_switch {env.get('simple_switch', '?')}, {env.get('p4c', '?')}"
     started = (directory / "table.json").stat().st_mtime - run["wall_s"]
-    try:
-        shown = str(directory.resolve().relative_to(ROOT))
-    except ValueError:
-        shown = f"results/evaluate/{directory.name}"
-    result = Result(experiment=EVALUATION, directory=shown, runs=len(metas),
+    result = Result(experiment=EVALUATION, directory=_shown(directory), runs=len(metas),
                     valid_runs=sum(1 for m in metas if m.get("valid")), wall_s=run["wall_s"], setting=setting,
                     tables=tables)
     return Record(name=name, kind="evaluation", experiment=EVALUATION, engine=run["engine"], command=run["command"],
                   commit=commits.pop(), date=time.strftime("%Y-%m-%d", time.localtime(started)),
-                  wall_s=run["wall_s"], note=note, results=[result],
-                  machine={"cpus": env.get("machine", "?"), "kernel": env.get("kernel", "?"), "software": software})
+                  wall_s=run["wall_s"], note=note, results=[result], machine=_machine(metas[0]))
 
 
 # --- a timed command --------------------------------------------------------------------------------------
