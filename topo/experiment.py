@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -268,6 +269,17 @@ def _names(value) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(s, str) and s for s in value)
 
 
+# A scheme's name names its results' directories and the report's rows: letters, digits and . _ : + -.
+SCHEME_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]*")
+
+
+def _check_scheme_names(names, where: str) -> None:
+    for name in names:
+        if not SCHEME_NAME.fullmatch(name):
+            raise ExperimentError(f"{where}: scheme name {name!r} is not a name (letters, digits and . _ : + -, "
+                                  f"starting with a letter or digit)")
+
+
 def _read(path: Path) -> dict:
     try:
         return tomllib.loads(path.read_text())
@@ -316,6 +328,7 @@ def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds, recorded
     rcp = table_of(d, "rcp", where)
     _check_keys(rcp, RCP_KEYS, f"{where} [rcp]")
     scheme_tables = table_of(d, "scheme", where)
+    _check_scheme_names(scheme_tables, where)
     redefined = sorted(set(scheme_tables) & set(PRESETS))
     if redefined and not recorded:
         raise ExperimentError(f"{where} [scheme.{redefined[0]}]: {redefined[0]} is a preset (p4rcp/presets.py): name "
@@ -324,6 +337,7 @@ def _parse(d: dict, path: Path, where: str, schemes, duration_s, seeds, recorded
     listed = d.get("schemes", list(DEFAULT_SCHEMES))
     if not _names(listed):
         raise ExperimentError(f"{where}: schemes must be a non-empty list of names, got {listed!r}")
+    _check_scheme_names(schemes or listed, where)
     listed_seeds = d.get("seeds", [1])
     if not isinstance(listed_seeds, list):
         raise ExperimentError(f"{where}: seeds must be a list of integers, got {listed_seeds!r}")

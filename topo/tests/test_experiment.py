@@ -130,6 +130,17 @@ def test_an_experiment_may_not_redefine_a_preset_but_its_recorded_copy_says_what
     assert exp.rcp_params(exp.scheme("rcp-papers")).alpha == 0.2
 
 
+def test_a_scheme_name_that_cannot_name_a_directory_is_refused_on_one_line(tmp_path):
+    path = tmp_path / "odd.toml"
+    path.write_text(EXPERIMENT.format(schemes='"rcp"', tables='[scheme."a\\nb"]\ncc = "rcp"\n'))
+    with pytest.raises(ExperimentError, match=r"^odd.toml: scheme name 'a\\nb' is not a name") as refused:
+        load_experiment(path)
+    assert "\n" not in str(refused.value)
+    path.write_text(EXPERIMENT.format(schemes='"rcp", "../up"', tables=""))
+    with pytest.raises(ExperimentError, match=r"scheme name '../up' is not a name"):
+        load_experiment(path)
+
+
 def test_an_unknown_scheme_is_refused_naming_the_presets(tmp_path):
     path = tmp_path / "retired.toml"
     path.write_text(EXPERIMENT.format(schemes='"rcp", "rcp-fast"', tables=""))
