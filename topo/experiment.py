@@ -116,6 +116,7 @@ class PoissonSource:
     sizes: str                # p4rcp-host --sizes syntax
     exact_load: bool = False  # p4rcp-host --exact-load: every seed offers the nominal load
     repeat_every_s: float | None = None  # p4rcp-host --repeat-every: one period's arrivals, played again each period
+    arrivals: str = "poisson"  # p4rcp-host --arrivals: poisson, or pareto:SHAPE (bursts and lulls, same mean rate)
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ SUITE_KEYS = {"description", "suite", "schemes"}
 EXPERIMENT_KEYS = {"description", "topology", "schemes", "duration_s", "seeds", "load", "topology_params", "long",
                    "poisson", "events", "sweep", "rcp", "scheme", "tcp_flows", "tcp_cc"}
 LONG_KEYS = {"sender", "receiver", "start_s", "stop_s", "cc", "dscp"}
-POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load", "repeat_every_s"}
+POISSON_KEYS = {"sender", "receiver", "sizes", "exact_load", "repeat_every_s", "arrivals"}
 EVENT_KEYS = {"at_s", "bottleneck_scale"}
 SCHEME_KEYS = {"cc", "rcp", "initcwnd", "sender", "receiver", "port"}
 RCP_KEYS = {f.name for f in fields(RcpParams)}
@@ -372,7 +373,7 @@ def _poisson(f: dict, where: str) -> PoissonSource:
         raise ExperimentError(f"{where}: exact_load must be true or false, got {exact!r}")
     repeat = number(f, "repeat_every_s", where, above=0, below=MAX_DURATION_S, default=None)
     return PoissonSource(string(f, "sender", where), string(f, "receiver", where), string(f, "sizes", where), exact,
-                         None if repeat is None else float(repeat))
+                         None if repeat is None else float(repeat), string(f, "arrivals", where, default="poisson"))
 
 
 def _event(e: dict, where: str) -> Event:

@@ -36,14 +36,16 @@ def single_flow(dst_ip: str, scheme: str, size_bytes: int) -> list[str]:
 
 
 def poisson(dst_ip: str, scheme: str, load: float, capacity_bps: float, sizes: str, duration_s: float,
-            seed: int, out: Path, exact_load: bool = False, repeat_every_s: float | None = None) -> list[str]:
+            seed: int, out: Path, exact_load: bool = False, repeat_every_s: float | None = None,
+            arrivals: str = "poisson") -> list[str]:
     """exact_load: the arrivals offer exactly `load` over the duration (their times scaled to fit), instead of
-    whatever one draw of the Poisson process offers. repeat_every_s: one period's arrivals, played again every
-    period (exact_load then holds per period)."""
+    whatever one draw of the arrival process offers. repeat_every_s: one period's arrivals, played again every
+    period (exact_load then holds per period). arrivals: poisson, or pareto:SHAPE (p4rcp-host --arrivals)."""
     return [str(HOST_BINARY), "traffic", "--to", dst_ip, "--cc", scheme, "--load", f"{load:.4f}",
             "--capacity", f"{capacity_bps / 1e3:.0f}kbit", "--sizes", sizes, "--duration", f"{duration_s:.3f}",
             "--seed", str(seed), "--out", str(out)] + (["--exact-load"] if exact_load else []) + \
-        (["--repeat-every", f"{repeat_every_s:.3f}"] if repeat_every_s is not None else [])
+        (["--repeat-every", f"{repeat_every_s:.3f}"] if repeat_every_s is not None else []) + \
+        (["--arrivals", arrivals] if arrivals != "poisson" else [])
 
 
 def link_emulator(if_a: str, if_b: str, delay_ms: float, loss_pct: float) -> list[str]:

@@ -90,7 +90,8 @@ def schedule(exp: Experiment, variant: Variant, scheme: Scheme, seed: int,
         items.append(Launch(0.0, src.sender, "poisson",
                             hosts.poisson(topology.hosts[src.receiver].ip, cc, share, C, src.sizes, exp.duration_s,
                                           seed=1000 * seed + i, out=out.flows(src.sender),
-                                          exact_load=src.exact_load, repeat_every_s=src.repeat_every_s)))
+                                          exact_load=src.exact_load, repeat_every_s=src.repeat_every_s,
+                                          arrivals=src.arrivals)))
     items += [BandwidthChange(e.at_s, e.bottleneck_scale) for e in exp.events]
     return sorted(items, key=lambda item: item.at_s)
 

@@ -14,7 +14,7 @@ use p4rcp_host::transport::wire::{RCP_MIN_RATE_KBPS, RCP_UDP_PORT};
 use p4rcp_host::workload::arrivals::{AtOnce, Poisson};
 use p4rcp_host::workload::sizes::SizeDist;
 use clap::ValueEnum;
-use p4rcp_host::workload::traffic::{LoadUnit, Workload};
+use p4rcp_host::workload::traffic::{ArrivalProcess, LoadUnit, Workload};
 use p4rcp_host::{cli, tcp, units};
 use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
@@ -158,6 +158,10 @@ struct TrafficArgs {
     /// their times to fit it, instead of whatever one Poisson draw offers.
     #[arg(long)]
     exact_load: bool,
+    /// How flows arrive: poisson, or pareto:SHAPE (gaps of the same mean from
+    /// a Pareto of that shape, above 1: bursts and lulls).
+    #[arg(long, value_parser = ArrivalProcess::parse, default_value = "poisson")]
+    arrivals: ArrivalProcess,
     /// Draw the arrivals of one period this long and play them again every
     /// period until --duration: the periods of a long run then offer the same
     /// flows, and differ only by what the network did (make soak).
@@ -383,6 +387,7 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
         a.seed,
         a.max_flows,
         a.exact_load,
+        a.arrivals,
         a.load_unit,
     )?;
     let w = if period < duration { w.repeated(duration, a.max_flows) } else { w };

@@ -48,7 +48,6 @@ class Condition:
         return (rcp,) if self.tcp_in_runs else (rcp, TCP_SCHEME)
 
 
-_GENERATOR = "hosts/src/workload/traffic.rs"
 SUITE: tuple[Condition, ...] = (
     # Traffic characteristics
     Condition("fct-short (the default run)", "flow sizes", "fct-short",
@@ -56,9 +55,7 @@ SUITE: tuple[Condition, ...] = (
               mininet=True),
     Condition("mean flow size 250 packets", "mean flow size", "fct-mean-size", targets=EVERY_CELL),
     Condition("exponential sizes", "flow-size distributions", "fct-exp-sizes", targets=EVERY_CELL),
-    Condition("non-Poisson arrivals", "non-Poisson arrivals",
-              why_not=f"the hosts' traffic generator draws Poisson arrivals only ({_GENERATOR}), and an experiment "
-                      f"file has no other arrival process"),
+    Condition("Pareto gaps between arrivals", "non-Poisson arrivals", "fct-arrivals", targets=EVERY_CELL),
     *(Condition(f"short-flows load {load}", "load", "short-flows", f"load={load}",
                 targets=("short-fct", "short-below-tcp", "short-loss", *EVERY_CELL), mininet=True)
       for load in (0.05, 0.25, 0.5, 0.75)),

@@ -177,7 +177,9 @@ def setting(exp, variant, unit: str) -> str:
     counted = {"slots": ("packet slots: shaped in packets per second, it gives every frame a full data frame's time",
                          "data frames' slots"),
                "bytes": ("bits: shaped in bits, it gives every frame its own length", "data frames' bytes")}[unit]
-    load = (f"Poisson arrivals at a nominal load of {variant.load:g} of the link's {counted[0]} (the table gives the "
+    processes = sorted({src.arrivals for src in exp.poisson})
+    arrivals = "Poisson arrivals" if processes == ["poisson"] else f"Arrivals ({', '.join(processes)})"
+    load = (f"{arrivals} at a nominal load of {variant.load:g} of the link's {counted[0]} (the table gives the "
             f"load each run's arrivals offered, which FCT_PS = 1.5 RTT + L / (C (1 - load)) uses, with L the flow's "
             f"{counted[1]}). " if variant.load else "")
     return (f"Bottleneck{'s' if len(links) > 1 else ''}: {'; '.join(links)}. Base RTT {', '.join(f'{r:g}' for r in rtts)} ms. "

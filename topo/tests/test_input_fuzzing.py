@@ -144,7 +144,8 @@ OPTIONS = {
                                                                  "fixed:1000", "exp:1000", "fixed:0", "pareto:0.5:25",
                                                                  "cdf:/nonexistent", "x:1"]),
                 "--duration": DURATIONS, "--seed": st.integers(-1, 2**65).map(str), "--max-flows": SIZES,
-                "--load-unit": st.sampled_from(["slots", "bytes", "packets"]), "--dscp": st.integers(-1, 70).map(str)},
+                "--load-unit": st.sampled_from(["slots", "bytes", "packets"]), "--dscp": st.integers(-1, 70).map(str),
+                "--arrivals": st.sampled_from(["poisson", "pareto:1.5", "pareto:1", "pareto:x", "gamma:2", ""])},
     "recv": {"--bind": ADDRESSES, "--tcp-port": st.integers(-1, 70000).map(str), "--idle-timeout": DURATIONS,
              "--duration": DURATIONS},
 }

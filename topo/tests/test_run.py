@@ -52,14 +52,16 @@ def test_a_flow_of_its_own_scheme_a_dscp_and_tcp_flows_reach_the_senders_command
     assert commands["h2"][commands["h2"].index("--dscp") + 1] == "10" and "--dscp" not in commands["h1"]
 
 
-def test_a_repeated_poisson_source_reaches_its_generators_command(tmp_path):
+def test_a_repeated_or_bursty_poisson_source_reaches_its_generators_command(tmp_path):
     commands = _rcp_commands(tmp_path, 'topology = "dumbbell"\nduration_s = 60\nschemes = ["rcp"]\nload = 0.5\n'
                              '[topology_params]\npairs = 2\nbottleneck_mbps = 12\n'
                              '[[poisson]]\nsender = "h1"\nreceiver = "r1"\nsizes = "fixed:10000"\n'
                              'repeat_every_s = 20\n'
-                             '[[poisson]]\nsender = "h2"\nreceiver = "r2"\nsizes = "fixed:10000"\n')
+                             '[[poisson]]\nsender = "h2"\nreceiver = "r2"\nsizes = "fixed:10000"\n'
+                             'arrivals = "pareto:1.5"\n')
     assert commands["h1"][commands["h1"].index("--repeat-every") + 1] == "20.000"
-    assert "--repeat-every" not in commands["h2"]
+    assert "--repeat-every" not in commands["h2"] and "--arrivals" not in commands["h1"]
+    assert commands["h2"][commands["h2"].index("--arrivals") + 1] == "pareto:1.5"
 
 
 def test_progress_gives_no_time_left_before_it_can_know_it():
