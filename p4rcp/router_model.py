@@ -25,6 +25,7 @@ from p4rcp import dataplane as dp
 from p4rcp.protocol import (DATA, FLAG_ENDING, FLAG_XCP, RCP_HEADER_LEN, RCP_MAX_RTT_US, RCP_UDP_PORT, RCP_VERSION,
                             REF, SYN, XCP_HEADER_LEN)
 from p4rcp.topology import Route
+from p4rcp.xcp_law import xcp_charged_feedback
 
 ETHERTYPE_IPV4 = 0x0800
 IPV4_HEADER = 20
@@ -236,8 +237,10 @@ class RouterModel:
         control = self.xcp[port]
         p, n = dp.xcp_router_feedback(control.xi_p, control.xi_n, rtt, x, s, counts.xcp_positive_left,
                                       counts.xcp_negative_left)
-        counts.xcp_positive_left -= p
-        counts.xcp_negative_left -= n
+        # in whole bytes, as the data plane: the rule keeps integers integers
+        charged_p, charged_n = xcp_charged_feedback(p, n, feedback, counts.xcp_negative_left)
+        counts.xcp_positive_left -= charged_p
+        counts.xcp_negative_left -= charged_n
         ours = p - n
         if ours >= feedback:
             return ", XCP counted, feedback kept"

@@ -88,6 +88,20 @@ def xcp_header_feedback(H_feedback: float, p_minus_n: float) -> float:
     return min(H_feedback, p_minus_n)
 
 
+def xcp_charged_feedback(p_i: float, n_i: float, H_feedback: float, negative_left: float) -> tuple[float, float]:
+    """What a packet takes from what is left of the interval's positive and negative totals, given the header's
+    feedback H_feedback as it reaches the router. When the router's p_i - n_i becomes the header's, p_i and n_i.
+    When another router on the path gave less (H_feedback < p_i - n_i), the packet gets H_feedback: the router
+    charges the difference as negative feedback, at most what is left, and as positive what the packet then
+    gets, H_feedback + n (ns-2's xcpq.cc, "L 27-33 corrected"), so that what an interval hands out to flows
+    this router does not limit stays in its totals for the others. The positive charge is at least 0 (ns-2
+    would give it back to the total)."""
+    if H_feedback >= p_i - n_i:
+        return p_i, n_i
+    n = min(negative_left, p_i - H_feedback)
+    return max(H_feedback + n, 0), n
+
+
 def xcp_desired_feedback(r: float, rtt: float, cwnd: float, s: float) -> float:
     """The sender's request in a packet's H_feedback: its desired window change (r rtt - cwnd) for a desired rate
     r, spread over the cwnd / s packets of a window."""

@@ -202,3 +202,13 @@ def test_a_port_without_xcp_leaves_xcp_packets_untouched_and_uncounted():
     frame = xcp_frame()
     assert m.process(frame).frame == routed(frame, 2)
     assert m.port(2).xcp_sum_x == 0
+
+
+def test_an_xcp_frame_another_router_limited_takes_only_what_it_gets_from_the_totals():
+    control = dp.XcpControl.of(3e8, 0.0, 100_000, 100_000)
+    m = model(xcp={2: control})
+    p, n = dp.xcp_router_feedback(control.xi_p, control.xi_n, 20_000, 200_000, len(xcp_frame()))
+    assert p - n > 10
+    m.process(xcp_frame(feedback=10))          # the header's 10 stays: the router charges what the packet gets
+    charged_p, charged_n = 100_000 - m.port(2).xcp_positive_left, 100_000 - m.port(2).xcp_negative_left
+    assert (charged_p, charged_n) == (10 + (p - 10), p - 10) and charged_p - charged_n == 10

@@ -1,7 +1,7 @@
 import pytest
 
-from p4rcp.xcp_law import (ALPHA, BETA, GAMMA, xcp_average_rtt, xcp_coefficients, xcp_cwnd, xcp_desired_feedback,
-                           xcp_header_feedback, xcp_packet_feedback, xcp_phi, xcp_shuffle)
+from p4rcp.xcp_law import (ALPHA, BETA, GAMMA, xcp_average_rtt, xcp_charged_feedback, xcp_coefficients, xcp_cwnd,
+                           xcp_desired_feedback, xcp_header_feedback, xcp_packet_feedback, xcp_phi, xcp_shuffle)
 
 C = 12.5e6     # 100 Mb/s in bytes/s
 S = 1500.0
@@ -124,3 +124,14 @@ def test_the_senders_request():
     assert xcp_desired_feedback(30 * S / 0.1, 0.1, 10 * S, S) == pytest.approx(2 * S)
     with pytest.raises(ValueError):
         xcp_desired_feedback(1, 0.1, 0, S)
+
+
+def test_a_packet_another_router_limits_takes_only_what_it_gets_from_the_totals():
+    """ns-2's corrected rule: the packet got H < p - n elsewhere; this router charges the difference as negative
+    feedback, as far as the negative total allows, and as positive what the packet then gets."""
+    assert xcp_charged_feedback(300.0, 100.0, 500.0, 1000.0) == (300.0, 100.0)       # ours is the header's
+    assert xcp_charged_feedback(300.0, 100.0, 50.0, 1000.0) == (300.0, 250.0)        # gets 50 = 300 - 250
+    assert xcp_charged_feedback(300.0, 100.0, 50.0, 120.0) == (170.0, 120.0)         # negative left caps it
+    assert xcp_charged_feedback(300.0, 100.0, -400.0, 120.0) == (0.0, 120.0)         # no positive given back
+    p, n = xcp_charged_feedback(300.0, 100.0, -20.0, 1000.0)
+    assert p - n == -20.0 and n <= 1000.0

@@ -123,6 +123,27 @@ class FeedbackStopsAtTheIntervalsTotalsTest(XcpTest):
                                                                           dp.REG_XCP_NEGATIVE_LEFT)], [0, 0])
 
 
+class FeedbackLimitedElsewhereTakesWhatThePacketGetsTest(XcpTest):
+    """A packet that another router gave less (H below this router's p - n) takes from the totals only what it
+    gets, H: p - H more negative feedback and H + (p - H) positive (xcp_law.xcp_charged_feedback, ns-2's
+    corrected xcpq.cc), as far as the negative total allows."""
+    def runTest(self):
+        pkt = xcp_packet(feedback=10)
+        self.set_xi({2: (XI_P, 0.0)})
+        p = self.router_feedback(pkt)
+        self.assertGreater(p, 10)
+        self.set_xi({2: (XI_P, 0.0)}, positive_total=10 * p, negative_total=10 * p)
+        self.pass_xcp(pkt)
+        self.assertEqual([self.switch.read_register(name)[2] for name in (dp.REG_XCP_POSITIVE_LEFT,
+                                                                          dp.REG_XCP_NEGATIVE_LEFT)],
+                         [10 * p - p, 10 * p - (p - 10)])
+        self.set_xi({2: (XI_P, 0.0)}, positive_total=10 * p, negative_total=5)
+        self.pass_xcp(pkt)
+        self.assertEqual([self.switch.read_register(name)[2] for name in (dp.REG_XCP_POSITIVE_LEFT,
+                                                                          dp.REG_XCP_NEGATIVE_LEFT)],
+                         [10 * p - (10 + 5), 0])
+
+
 class FeedbackNeverRaisedTest(XcpTest):
     """A request below the router's feedback passes unchanged, and still counts in the sums."""
     def runTest(self):

@@ -67,15 +67,29 @@ control Xcp(inout headers_t hdr, in standard_metadata_t std_meta) {
                 bit<128> n_scaled = (bit<128>) xi_n * (bit<128>) (rtt * s) + XCP_XI_ONE_MINUS_ULP;
                 bit<64> p_i = (bit<64>) (p_scaled >> XCP_XI_SHIFT);
                 bit<64> n_i = (bit<64>) (n_scaled >> XCP_XI_SHIFT);
-                bit<64> left;
-                xcp_positive_left.read(left, p);
-                if (p_i > left) { p_i = left; }
-                xcp_positive_left.write(p, left - p_i);
-                xcp_negative_left.read(left, p);
-                if (n_i > left) { n_i = left; }
-                xcp_negative_left.write(p, left - n_i);
+                bit<64> positive_left;
+                bit<64> negative_left;
+                xcp_positive_left.read(positive_left, p);
+                xcp_negative_left.read(negative_left, p);
+                if (p_i > positive_left) { p_i = positive_left; }
+                if (n_i > negative_left) { n_i = negative_left; }
                 int<128> feedback = (int<128>) (bit<128>) p_i - (int<128>) (bit<128>) n_i;
-                if (feedback < (int<128>) hdr.xcp.feedback) {
+                int<128> heard = (int<128>) hdr.xcp.feedback;
+                // What the packet takes from what is left (xcp_law.xcp_charged_feedback): p_i and n_i, or, when
+                // another router gave less, n = min(negative left, p_i - H) and p = max(H + n, 0), both at most
+                // what is left (H + n <= p_i)
+                bit<64> charged_p = p_i;
+                bit<64> charged_n = n_i;
+                if (feedback > heard) {
+                    int<128> more = (int<128>) (bit<128>) p_i - heard;
+                    if (more < (int<128>) (bit<128>) negative_left) { charged_n = (bit<64>) (bit<128>) more; }
+                    else { charged_n = negative_left; }
+                    int<128> got = heard + (int<128>) (bit<128>) charged_n;
+                    if (got > 0) { charged_p = (bit<64>) (bit<128>) got; } else { charged_p = 0; }
+                }
+                xcp_positive_left.write(p, positive_left - charged_p);
+                xcp_negative_left.write(p, negative_left - charged_n);
+                if (feedback < heard) {
                     if (feedback < XCP_FEEDBACK_MIN) { feedback = XCP_FEEDBACK_MIN; }
                     bit<32> lowered = (bit<32>) (bit<128>) feedback;
                     // signed: the new field may be the larger unsigned word, so the general update

@@ -157,9 +157,18 @@ XcpQueueDisc::DoDequeue()
         // p_i and n_i, each at most what is left of the interval's totals (p4rcp/xcp_law.py, xcp_packet_feedback)
         double positive = std::min(m_xiP * rtt * x, m_positiveLeft);
         double negative = std::min(m_xiN * rtt * s, m_negativeLeft);
-        m_positiveLeft -= positive;
-        m_negativeLeft -= negative;
         double feedback = positive - negative;
+        // what the packet takes from what is left: its own feedback, or, when another router gave less, what
+        // it gets (xcp_law.py, xcp_charged_feedback)
+        double chargedP = positive;
+        double chargedN = negative;
+        if (xcp.feedback < feedback)
+        {
+            chargedN = std::min(m_negativeLeft, positive - xcp.feedback);
+            chargedP = std::max(xcp.feedback + chargedN, 0.0);
+        }
+        m_positiveLeft -= chargedP;
+        m_negativeLeft -= chargedN;
         double lowest = static_cast<double>(std::numeric_limits<int32_t>::min());
         if (feedback < xcp.feedback)
         {
