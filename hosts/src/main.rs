@@ -155,7 +155,7 @@ struct TrafficArgs {
     #[arg(long)]
     max_flows: Option<u64>,
     /// Draw arrivals until they offer exactly --load over --duration and scale
-    /// their times to fit it, instead of whatever one Poisson draw offers.
+    /// their times to fit it, instead of whatever one draw of the arrivals offers.
     #[arg(long)]
     exact_load: bool,
     /// How flows arrive: poisson, or pareto:SHAPE (gaps of the same mean from

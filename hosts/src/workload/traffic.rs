@@ -1,10 +1,11 @@
 //! Workloads: flow arrivals for a target load (Poisson, or a renewal process
-//! with heavy-tailed gaps), flow sizes from a distribution. The arrival times and sizes depend only on the seed, the
-//! load, the capacity, the distribution, the MSS and the load's unit, never on
-//! the scheme, so every scheme sees the same flows.
+//! with heavy-tailed gaps), flow sizes from a distribution. The arrival times
+//! and sizes depend only on the seed, the load, the capacity, the arrival
+//! process, the distribution, the MSS and the load's unit, never on the
+//! scheme, so every scheme sees the same flows.
 
 use rand::rngs::StdRng;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, Pareto};
 
 use super::sizes::SizeDist;
@@ -93,8 +94,8 @@ enum Gaps {
     Pareto(Pareto<f64>),
 }
 
-impl Gaps {
-    fn sample(&self, rng: &mut StdRng) -> f64 {
+impl Distribution<f64> for Gaps {
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         match self {
             Gaps::Exp(d) => d.sample(rng),
             Gaps::Pareto(d) => d.sample(rng),
