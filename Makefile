@@ -25,6 +25,8 @@ ifndef BF_P4C
 BF_P4C := $(shell PATH='$(P4_TOOL_PATH)$(if $(SDE_INSTALL),:$(SDE_INSTALL)/bin)' command -v bf-p4c)
 endif
 TNA_MAIN := p4src/targets/tna/p4rcp_tna.p4
+# The RCP library's profiles (p4src/lib/tna/profiles.p4), each compiled with -DRCP_PROFILE_<NAME>.
+TNA_PROFILES ?= core weights policing feedforward full
 # --target:--arch pairs the back end compiles for: Tofino 1 and Tofino 2.
 TNA_BACKEND_TARGETS ?= tofino:tna tofino2:t2na
 
@@ -67,41 +69,43 @@ $(BUILD)/p4rcp_plain.json: $(P4_PROGRAM_FILES) | require-p4c
 	@mkdir -p $(BUILD)
 	$(P4C_BM2_SS) $(P4C_FLAGS) -DWITHOUT_RCP -o $@ $(P4_MAIN)
 
-# Front and mid end of p4c against the TNA include, for Tofino 1 and 2; then the Tofino back end where it exists.
+# Front and mid end of p4c against the TNA include: every profile, for Tofino 1 and 2; then the Tofino back
+# end where it exists.
 check-tna:
 	@if [ ! -f "$(TNA_INCLUDE)/tna.p4" ]; then \
 	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (tna.p4 comes with Intel's SDE, in \$$SDE_INSTALL/share/p4c/p4include, and with p4c's sources, in backends/tofino/bf-p4c/p4include; README, 'The toolchain')"; \
 	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in $(P4_PREFIX)/bin"; \
 	else set -e; \
-	  for tofino in 1 2; do \
-	    echo "p4test -D__TARGET_TOFINO__=$$tofino -I $(TNA_INCLUDE) $(TNA_MAIN)"; \
-	    $(P4TEST) --std p4-16 -D__TARGET_TOFINO__=$$tofino -I $(TNA_INCLUDE) $(TNA_MAIN); \
-	  done; \
+	  for profile in $(TNA_PROFILES); do for tofino in 1 2; do \
+	    echo "p4test -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -I $(TNA_INCLUDE) $(TNA_MAIN)"; \
+	    $(P4TEST) --std p4-16 -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -I $(TNA_INCLUDE) $(TNA_MAIN); \
+	  done; done; \
 	  echo "check-tna: front and mid end OK"; \
 	  if [ -n "$(BF_P4C)" ]; then $(MAKE) --no-print-directory check-tna-backend; \
 	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=... (README, 'The toolchain')"; fi; \
 	fi
 
-# The Tofino back end for each of TNA_BACKEND_TARGETS into build/tna/TARGET/ (its log: compile.log; -g: the
-# resource logs), then the resources it used (tools/tna_resources.py) into build/tna/TARGET.resources.md.
+# The Tofino back end for each profile and each of TNA_BACKEND_TARGETS into build/tna/PROFILE/TARGET/ (its
+# log: compile.log; -g: the resource logs; where bf-p4c finds its assembler, the binary and context a
+# driver loads), the resources each used (tools/tna_resources.py) into build/tna/PROFILE/TARGET.resources.md,
+# and last the table of every profile's (build/tna/profiles.json too; docs/porting.md quotes its record).
 # Fails on any error. __TARGET_TOFINO__ is given as bf-p4c's driver gives it, so that BF_P4C may also name
 # the compiler the driver runs, p4c-barefoot (a p4c build without the assembler: no binary, the same checks).
 check-tna-backend:
 	@if [ -z "$(BF_P4C)" ]; then echo "make: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=..." >&2; exit 1; fi
-	@set -e; for pair in $(TNA_BACKEND_TARGETS); do \
-	  target=$${pair%%:*}; arch=$${pair#*:}; out=$(BUILD)/tna/$$target; \
+	@set -e; rm -rf $(BUILD)/tna; for profile in $(TNA_PROFILES); do for pair in $(TNA_BACKEND_TARGETS); do \
+	  target=$${pair%%:*}; arch=$${pair#*:}; out=$(BUILD)/tna/$$profile/$$target; \
 	  tofino=1; [ $$target = tofino2 ] && tofino=2; \
-	  rm -rf $$out; mkdir -p $$out; \
-	  echo "$(notdir $(BF_P4C)) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -o $$out $(TNA_MAIN)"; \
-	  if ! $(BF_P4C) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -o $$out \
+	  mkdir -p $$out; \
+	  echo "$(notdir $(BF_P4C)) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -o $$out $(TNA_MAIN)"; \
+	  if ! $(BF_P4C) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -o $$out \
 	       --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
 	       $(TNA_MAIN) > $$out/compile.log 2>&1; then \
-	    cat $$out/compile.log; echo "check-tna: $$target: the back end failed (log: $$out/compile.log)" >&2; exit 1; fi; \
-	  cat $$out/compile.log; \
-	  /usr/bin/python3 -m tools.tna_resources --target $$target --log $$out/compile.log $$out > $(BUILD)/tna/$$target.resources.md; \
-	  cat $(BUILD)/tna/$$target.resources.md; \
-	  echo "check-tna: $$target: back end OK"; \
-	done
+	    cat $$out/compile.log; echo "check-tna: $$profile $$target: the back end failed (log: $$out/compile.log)" >&2; exit 1; fi; \
+	  /usr/bin/python3 -m tools.tna_resources --target $$target --log $$out/compile.log $$out > $$out.resources.md; \
+	  echo "check-tna: $$profile $$target: back end OK ($$out.resources.md)"; \
+	done; done; \
+	/usr/bin/python3 -m tools.tna_resources --profiles $$(echo $(TNA_PROFILES) | tr ' ' ,) $(BUILD)/tna
 
 # Front end of p4c against P4-NetFPGA's SimpleSumeSwitch architecture file.
 check-sume:

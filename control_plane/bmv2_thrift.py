@@ -110,7 +110,7 @@ class Bmv2ThriftDriver:
     queue_unit_bytes = dp.QUEUE_UNIT_BYTES["v1model"]   # deq_qdepth counts packets
     sets_queues = True
     police_epoch_s = dp.POLICE_EPOCH_S["v1model"]
-    classic_drop = True
+    features = dp.ALL_FEATURES       # the v1model program has every feature
 
     def __init__(self, thrift_port: int, host: str = "127.0.0.1", timeout_s: float = 2.0,
                  server_nice: int | None = None):

@@ -72,7 +72,7 @@ class Driver(Protocol):
     queue_unit_bytes: int | None      # bytes of one unit of the queue depth; None: packets (a data frame each)
     sets_queues: bool                 # set_queue works (bmv2); else the target's own configuration shapes ports
     police_epoch_s: float             # the target's policing epoch (p4rcp.dataplane.POLICE_EPOCH_S)
-    classic_drop: bool                # the program drops TCP packets with a per-port probability (write_classic_drop)
+    features: frozenset[str]          # what the program has of p4rcp.dataplane.ALL_FEATURES; the rest it left out
 
     def connect(self) -> None: ...
 

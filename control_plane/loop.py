@@ -54,7 +54,8 @@ def program_switch(driver: Driver, switch: Switch, routes: list[Route]) -> dict[
         for sp in switch.ports.values():
             driver.set_queue(sp.number, sp.queue_rate_pps, sp.queue_depth_pkts)
     driver.write_rates_kbps({dp.UNCLASSIFIED_CELL: dp.RATE_NONE})
-    driver.write_syn_grants({port: dp.SynGrants.none() for port in sorted(switch.ports)})
+    if dp.FEATURE_FEEDFORWARD in driver.features:
+        driver.write_syn_grants({port: dp.SynGrants.none() for port in sorted(switch.ports)})
     return changes
 
 
@@ -156,6 +157,11 @@ class ControlLoop:
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
         self.class_of_dscp, self.class_weights = self.params.weight_classes()
+        lacking = {f: why for f, why in self.features_needed().items() if f not in self.driver.features}
+        if lacking:
+            raise ValueError(f"{self.switch.name}: the switch's program has no {' and no '.join(lacking)}, which "
+                             f"{' and '.join(lacking.values())} need: load a program (a TNA profile) that has it "
+                             "(docs/porting.md, \"Profiles\"), or change the setting")
         if self.params.tcp_coupling and not self.couples_tcp:
             log.warning("%s: the switch's program has no %s: TCP beside RCP is not coupled (RcpParams.tcp_coupling)",
                         self.switch.name, dp.REG_CLASSIC_DROP)
@@ -169,10 +175,18 @@ class ControlLoop:
                                               d0_s=self.params.d0_init_s, config=sp,
                                               queue_reads=deque(maxlen=self.params.queue_reads))
 
+    def features_needed(self) -> dict[str, str]:
+        """The program's features these settings need, each with the setting that needs it."""
+        p = self.params
+        needed = {dp.FEATURE_FEEDFORWARD: p.feedforward and "feedforward=true",
+                  dp.FEATURE_POLICING: p.police and "police=true",
+                  dp.FEATURE_WEIGHTS: len(self.class_weights) > 1 and "dscp_weights=" + ",".join(f"{d}:{w:g}" for d, w in sorted(p.dscp_weights.items()))}
+        return {f: why for f, why in needed.items() if why}
+
     @property
     def couples_tcp(self) -> bool:
         """Whether the loop writes the TCP packets' drop probability: asked for, and the program has the cells."""
-        return self.params.tcp_coupling and self.driver.classic_drop
+        return self.params.tcp_coupling and dp.FEATURE_CLASSIC_DROP in self.driver.features
 
     def port_T_s(self, ps: PortState) -> float:
         """A port's own interval, T = min(T_max, d0), as ns-2 keeps one per queue."""
@@ -214,11 +228,13 @@ class ControlLoop:
                 ps.grants, ps.syn_window = self.first_grants(ps), deque()
             self.driver.write_syn_grants({ps.port: ps.grants for ps in self.ports.values()})
         self.driver.write_rates_kbps(self._stamps(self.ports.values()))
-        self.driver.write_police(self._police(self.ports.values()))
-        if self.driver.classic_drop:        # coupled or not, no drop left from an earlier controller's settings
+        if dp.FEATURE_POLICING in self.driver.features:     # on or off, no policing left from earlier settings
+            self.driver.write_police(self._police(self.ports.values()))
+        if dp.FEATURE_CLASSIC_DROP in self.driver.features:        # coupled or not, no drop left from an earlier controller's settings
             self.driver.write_classic_drop({ps.port: ps.classic_drop if self.couples_tcp else 0.0
                                             for ps in self.ports.values()})
-        classes = self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
+        classes = (self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)
+                   if dp.FEATURE_WEIGHTS in self.driver.features else None)
         for ps in self.ports.values():
             ps.last = None   # the next read is a fresh baseline
         self.connected = True
@@ -229,7 +245,7 @@ class ControlLoop:
             how += "; " + ", ".join(f"port {p} held no stamp, R {self.ports[p].R_bps / 1e6:.3f} Mb/s"
                                     for p in sorted(set(self.ports) - set(resumed)))
         log.info("%s: synchronised, %s (routes %s, weight classes %s)", self.switch.name, how,
-                 _changes(routes), _changes(classes))
+                 _changes(routes), "not in the program" if classes is None else _changes(classes))
         self.synchronised_once = True
 
     def _resume(self) -> dict[int, float]:

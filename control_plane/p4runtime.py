@@ -24,7 +24,7 @@ import concurrent.futures
 import ipaddress
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 import finsy as fy
@@ -111,15 +111,18 @@ def entity_key(message) -> bytes:
         m.SerializeToString(deterministic=True) for m in sorted(entry.match, key=lambda m: m.field_id))
 
 
-def counter_reads() -> list[fy.P4CounterEntry | fy.P4RegisterEntry]:
-    """The RCP counters and registers as whole arrays (no index: a wildcard read), all in one ReadRequest."""
-    return ([fy.P4CounterEntry(name) for name in dp.RCP_COUNTERS]
-            + [fy.P4RegisterEntry(name) for name in dp.RCP_REGISTERS_READ])
+def counter_reads(features: Collection[str] = dp.ALL_FEATURES) -> list[fy.P4CounterEntry | fy.P4RegisterEntry]:
+    """The RCP counters and registers a program with these features has, as whole arrays (no index: a
+    wildcard read), all in one ReadRequest."""
+    return ([fy.P4CounterEntry(name) for name in dp.counters_read(features)]
+            + [fy.P4RegisterEntry(name) for name in dp.registers_read(features)])
 
 
 def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], ports: list[int],
-                  register_bits: dict[str, int]) -> dict[int, PortCounters]:
-    """The counts of `ports` from the cells a read returned: counter cells give (bytes, packets).
+                  register_bits: dict[str, int],
+                  features: Collection[str] = dp.ALL_FEATURES) -> dict[int, PortCounters]:
+    """The counts of `ports` from the cells a read returned: counter cells give (bytes, packets); what a
+    program without a feature does not count is 0.
 
     Every value read for one cell is added up (registers modulo their width, register_bits): on Tofino a
     counter or register exists once per pipe, and a P4Runtime server answers a read of a cell either with
@@ -137,10 +140,14 @@ def port_counters(entries: Iterable[fy.P4CounterEntry | fy.P4RegisterEntry], por
               and e.index is not None and e.data is not None):
             cell = (e.register_id, e.index)
             values[cell] = (values.get(cell, 0) + int(e.data)) % (1 << register_bits[e.register_id])
-    missing = [(name, p) for name in dp.RCP_COUNTERS for p in ports if (name, p) not in counts]
-    missing += [(name, p) for name in dp.RCP_REGISTERS_READ for p in ports if (name, p) not in values]
+    missing = [(name, p) for name in dp.counters_read(features) for p in ports if (name, p) not in counts]
+    missing += [(name, p) for name in dp.registers_read(features) for p in ports if (name, p) not in values]
     if missing:
         raise SwitchUnavailable(f"counter read returned no value for {missing[:4]}")
+    for name in set(dp.RCP_COUNTERS) - set(dp.counters_read(features)):
+        counts.update({(name, p): (0, 0) for p in ports})
+    for name in set(dp.RCP_REGISTERS_READ) - set(dp.registers_read(features)):
+        values.update({(name, p): 0 for p in ports})
     return {p: PortCounters(input_bytes=counts[dp.COUNTER_INPUT, p][0], input_packets=counts[dp.COUNTER_INPUT, p][1],
                             rtt_sum_us=values[dp.REG_RTT_SUM, p], rtt_count=counts[dp.COUNTER_RTT_COUNT, p][1],
                             queue_depth=values[dp.REG_QUEUE_DEPTH, p],
@@ -239,11 +246,11 @@ class P4RuntimeDriver:
         self.police_epoch_s = side.police_epoch_s if side is not None else dp.POLICE_EPOCH_S[target]
         self.queue_unit_bytes = side.queue_unit_bytes if side is not None else dp.QUEUE_UNIT_BYTES[target]
         self.schema = fy.P4Schema(Path(p4info))
-        self._register_bits = {name: register_bits(self.schema, name) for name in dp.RCP_REGISTERS_READ}
         # v1model packs the policing allowance and limit into one register; TNA has one of each.
         self._police_packed = self.schema.registers.get(dp.REG_POLICE) is not None
-        # The v1model program drops TCP packets with a probability per port; the TNA and SUME programs do not.
-        self.classic_drop = self.schema.registers.get(dp.REG_CLASSIC_DROP) is not None
+        # What the program has: the TNA profiles leave features out, and only v1model drops TCP packets.
+        self.features = dp.program_features({t.alias for t in self.schema.tables}, {r.alias for r in self.schema.registers})
+        self._register_bits = {name: register_bits(self.schema, name) for name in dp.registers_read(self.features)}
         # P4Runtime's CounterData is 64-bit; the side driver, when there is one, reads the counts itself.
         self.counter_bits = side.counter_bits if side is not None else dp.COUNTER_BITS
         self.rtt_sum_bits = side.rtt_sum_bits if side is not None else rtt_sum_bits(self.schema)
@@ -315,8 +322,8 @@ class P4RuntimeDriver:
     def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead:
         if self.side is not None:
             return self.side.read_counters(ports, clock)
-        at, entities = self._call("read counters", lambda sw: _collect_timed(sw.read(counter_reads()), clock))
-        return CounterRead(at, port_counters(entities, ports, self._register_bits))
+        at, entities = self._call("read counters", lambda sw: _collect_timed(sw.read(counter_reads(self.features)), clock))
+        return CounterRead(at, port_counters(entities, ports, self._register_bits, self.features))
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
         if self.side is not None:

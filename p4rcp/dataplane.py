@@ -6,6 +6,7 @@ checks them against the compiled program.
 """
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -128,6 +129,40 @@ def police_cell_value(allowance: int, limit: int) -> int:
     if not (0 <= allowance < 1 << 32 and 0 <= limit < 1 << 32):
         raise ValueError(f"policing allowance and limit are 32-bit byte counts (allowance={allowance}, limit={limit})")
     return allowance << 32 | limit
+
+
+# What a program may leave out (the TNA library's profiles, p4src/lib/tna/profiles.p4), each known by an entity
+# of the program: the control plane writes and reads only what the program has, and refuses a setting that
+# needs what it lacks.
+FEATURE_WEIGHTS = "weights"              # weight_classifier: a DSCP's class picks the stamp
+FEATURE_POLICING = "policing"            # the policing cells and rcp_policed
+FEATURE_FEEDFORWARD = "feedforward"      # the SYN stamps and the counts of SYNs and committed sizes
+FEATURE_CLASSIC_DROP = "classic_drop"    # TCP's coupled drop
+ALL_FEATURES = frozenset({FEATURE_WEIGHTS, FEATURE_POLICING, FEATURE_FEEDFORWARD, FEATURE_CLASSIC_DROP})
+# The entities each feature brings; the other RCP names are in every program.
+FEATURE_COUNTERS = {FEATURE_POLICING: (COUNTER_POLICED,)}
+FEATURE_REGISTERS = {FEATURE_FEEDFORWARD: (REG_LONG_ARRIVALS, REG_COMMITTED_ARRIVALS, REG_COMMITTED_DEPARTURES)}
+
+
+def program_features(tables: Collection[str], registers: Collection[str]) -> frozenset[str]:
+    """The features of a program that has these tables and registers (its P4Info's names)."""
+    found = {FEATURE_WEIGHTS: TABLE_WEIGHT_CLASSIFIER in tables,
+             FEATURE_POLICING: REG_POLICE in registers or REG_POLICE_BYTES in registers,
+             FEATURE_FEEDFORWARD: REG_SYN_RATE in registers,
+             FEATURE_CLASSIC_DROP: REG_CLASSIC_DROP in registers}
+    return frozenset(f for f, has in found.items() if has)
+
+
+def counters_read(features: Collection[str]) -> tuple[str, ...]:
+    """The RCP counters a program with these features has, of those read each interval."""
+    return tuple(n for n in RCP_COUNTERS if not any(n in names and f not in features
+                                                    for f, names in FEATURE_COUNTERS.items()))
+
+
+def registers_read(features: Collection[str]) -> tuple[str, ...]:
+    """The RCP registers a program with these features has, of those read each interval."""
+    return tuple(n for n in RCP_REGISTERS_READ if not any(n in names and f not in features
+                                                          for f, names in FEATURE_REGISTERS.items()))
 
 
 # The targets: v1model (bmv2), tna (Tofino 1), t2na (Tofino 2, the same TNA program), sume.

@@ -1,4 +1,6 @@
-"""The resources a Tofino compile used, as Markdown: `python3 -m tools.tna_resources --target T --log LOG DIR`.
+"""The resources a Tofino compile used, as Markdown: `python3 -m tools.tna_resources --target T --log LOG DIR`;
+`python3 -m tools.tna_resources --profiles P1,P2,... ROOT`: one table of every profile's compiles in
+ROOT/PROFILE/TARGET/ (make check-tna-backend), written also as ROOT/profiles.json.
 
 DIR is bf-p4c's output folder (`-o DIR`, compiled with `-g` so that it writes `pipe/logs/resources.json`
 and `pipe/logs/phv.json`, the logs whose formats `backends/tofino/compiler_interfaces/schemas/` of p4c
@@ -73,38 +75,87 @@ def summary(target: str, folder: Path, log: str) -> str:
     resources = json.loads(_one(folder, "resources.json").read_text())
     phv = json.loads(_one(folder, "phv.json").read_text())
     stages = stage_usage(resources)
-    used_stages = [s["stage"] for s in stages if s["logical tables"][0]]
-    n_stages = resources["resources"]["mau"]["nStages"]
+    whole = totals(folder)
     warnings = [line.strip() for line in log.splitlines() if WARNING.search(line)]
     lines = [f"### {TARGETS.get(target, target)}", "",
-             f"bf-p4c {resources.get('compiler_version', '?')}; {len(warnings)} warning(s).", "",
-             "| resource | used | of |", "|---|---|---|",
-             f"| stages | {max(used_stages) + 1 if used_stages else 0} | {n_stages} |"]
-    for what, *_ in STAGE_RESOURCES:
-        # resources.json lists the stages the program uses (Tofino 2: 12 of 20); every stage has the same
-        # resources, so the device has nStages times one stage's
-        per_stage = max((s[what][1] for s in stages), default=0)
-        lines.append(f"| {what} | {sum(s[what][0] for s in stages)} | {per_stage * n_stages} |")
+             f"bf-p4c {whole['compiler']}; {len(warnings)} warning(s).", "",
+             "| resource | used | of |", "|---|---|---|"]
+    lines += [f"| {what} | {whole[what][0]} | {whole[what][1]} |" for what in ("stages", *(w for w, *_ in STAGE_RESOURCES))]
     for what, used, available in phv_usage(resources, phv):
         lines.append(f"| PHV containers, {what} | {used} | {available} |")
     lines += ["", "| stage | " + " | ".join(w for w, *_ in STAGE_RESOURCES) + " |",
               "|---" * (len(STAGE_RESOURCES) + 1) + "|"]
-    for s in stages:
-        if s["stage"] <= max(used_stages, default=-1):
-            lines.append(f"| {s['stage']} | " + " | ".join(str(s[w][0]) for w, *_ in STAGE_RESOURCES) + " |")
+    lines += [f"| {s['stage']} | " + " | ".join(str(s[w][0]) for w, *_ in STAGE_RESOURCES) + " |"
+              for s in stages if s["stage"] < whole["stages"][0]]
     if warnings:
         lines += ["", "Warnings:", ""] + [f"- {w}" for w in warnings]
     return "\n".join(lines) + "\n"
 
 
+def totals(folder: Path) -> dict:
+    """One compile's use of the device, whole: each resource (used, the device's), the compiler, the binary."""
+    resources = json.loads(_one(folder, "resources.json").read_text())
+    phv = json.loads(_one(folder, "phv.json").read_text())
+    stages = stage_usage(resources)
+    used_stages = [s["stage"] for s in stages if s["logical tables"][0]]
+    n_stages = resources["resources"]["mau"]["nStages"]
+    out = {"compiler": resources.get("compiler_version", "?"),
+           "stages": (max(used_stages) + 1 if used_stages else 0, n_stages)}
+    for what, *_ in STAGE_RESOURCES:
+        # resources.json lists the stages the program uses (Tofino 2: 12 of 20); every stage has the same
+        # resources, so the device has nStages times one stage's
+        per_stage = max((s[what][1] for s in stages), default=0)
+        out[what] = (sum(s[what][0] for s in stages), per_stage * n_stages)
+    phv_rows = phv_usage(resources, phv)
+    out["PHV containers"] = (sum(u for _, u, _ in phv_rows), sum(a for _, _, a in phv_rows))
+    # The assembler's output (bf-p4c runs bfas where it is installed): the binary a driver loads.
+    binaries = sorted(folder.rglob("*.bin"))
+    out["binary"] = str(binaries[0].relative_to(folder)) if binaries else None
+    return out
+
+
+PROFILE_COLUMNS = ("stages", "SRAM blocks", "TCAM blocks", "stateful ALUs", "hash bits", "gateways",
+                   "PHV containers")
+
+
+def profiles_table(root: Path, profiles: list[str]) -> tuple[str, dict]:
+    """Every profile's compile for every target found in ROOT/PROFILE/TARGET/, as one Markdown table (used
+    of the device's; the stages left to a host program) and as a dict."""
+    found: dict[str, dict[str, dict]] = {}
+    for profile in profiles:
+        targets = [t for t in TARGETS if (root / profile / t).is_dir()]
+        if not targets:
+            raise ResourcesError(f"{root / profile}: no compile for any of {', '.join(TARGETS)}")
+        found[profile] = {t: totals(root / profile / t) for t in targets}
+    compilers = sorted({c["compiler"] for per in found.values() for c in per.values()})
+    lines = [f"bf-p4c {', '.join(compilers)}:", "",
+             "| profile | target | " + " | ".join(PROFILE_COLUMNS) + " | stages left | binary |",
+             "|---" * (len(PROFILE_COLUMNS) + 4) + "|"]
+    for profile, per in found.items():
+        for target, t in per.items():
+            used, of = t["stages"]
+            lines.append(f"| {profile} | {TARGETS[target].split(' (')[0]} | "
+                         + " | ".join(f"{t[c][0]} of {t[c][1]}" for c in PROFILE_COLUMNS)
+                         + f" | {of - used} | {t['binary'] or 'none (no assembler)'} |")
+    return "\n".join(lines) + "\n", found
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tools.tna_resources", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--target", required=True, help="bf-p4c's --target: tofino, tofino2")
-    ap.add_argument("--log", type=Path, required=True, help="what bf-p4c printed")
-    ap.add_argument("folder", type=Path, help="bf-p4c's -o folder")
+    ap.add_argument("--target", help="bf-p4c's --target: tofino, tofino2")
+    ap.add_argument("--log", type=Path, help="what bf-p4c printed")
+    ap.add_argument("--profiles", help="comma-separated profiles: FOLDER holds PROFILE/TARGET/ for each")
+    ap.add_argument("folder", type=Path, help="bf-p4c's -o folder; with --profiles, the folder of the profiles'")
     args = ap.parse_args(argv)
+    if not args.profiles and not (args.target and args.log):
+        ap.error("give --target and --log (one compile), or --profiles (every profile's compiles)")
     try:
-        sys.stdout.write(summary(args.target, args.folder, args.log.read_text()))
+        if args.profiles:
+            text, found = profiles_table(args.folder, [p for p in args.profiles.split(",") if p])
+            (args.folder / "profiles.json").write_text(json.dumps(found, indent=1) + "\n")
+            sys.stdout.write(text)
+        else:
+            sys.stdout.write(summary(args.target, args.folder, args.log.read_text()))
     except (OSError, ResourcesError, KeyError, ValueError) as e:
         print(f"tna_resources: {args.folder}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ class FakeDriver:
         self.queue_unit_bytes = queue_unit_bytes
         self.sets_queues = True
         self.police_epoch_s = police_epoch_s
-        self.classic_drop = True
+        self.features = dp.ALL_FEATURES
         self.classic_drops: dict[int, float] = {}               # by port
         self.classic_drop_writes: list[dict[int, float]] = []
         self.counters = {p: ZERO for p in ports}

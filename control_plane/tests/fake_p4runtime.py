@@ -60,13 +60,15 @@ class FakeTofino(p4r_grpc.P4RuntimeServicer):
         return self.registers.get((self.schema.registers[register].id, index), [0] * self.pipes)
 
     def ensure_cells(self, ports) -> None:
-        """Every RCP counter and register has a cell for these ports (0 until counted)."""
+        """Every RCP counter and register of the program has a cell for these ports (0 until counted)."""
+        counters = [c for c in map(self.schema.counters.get, dp.RCP_COUNTERS) if c is not None]
+        registers = [r for r in map(self.schema.registers.get, dp.RCP_REGISTERS_READ) if r is not None]
         with self.lock:
             for p in ports:
-                for name in dp.RCP_COUNTERS:
-                    self.counters.setdefault((self.schema.counters[name].id, p), [(0, 0)] * self.pipes)
-                for name in dp.RCP_REGISTERS_READ:
-                    self.registers.setdefault((self.schema.registers[name].id, p), [0] * self.pipes)
+                for counter in counters:
+                    self.counters.setdefault((counter.id, p), [(0, 0)] * self.pipes)
+                for register in registers:
+                    self.registers.setdefault((register.id, p), [0] * self.pipes)
 
     # P4Runtime.
 

@@ -552,7 +552,7 @@ def test_without_tcp_coupling_the_switch_drops_no_tcp_and_the_record_says_none()
 
 def test_a_program_without_the_classic_drop_is_run_without_it_and_says_so(caplog):
     driver = FakeDriver(S1.ports)
-    driver.classic_drop = False
+    driver.features = dp.ALL_FEATURES - {dp.FEATURE_CLASSIC_DROP}
     loop, driver, clock, _ = make_loop(driver=driver)
     assert "not coupled" in caplog.text
     loop.step()

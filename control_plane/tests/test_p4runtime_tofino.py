@@ -6,11 +6,14 @@ from pathlib import Path
 
 import finsy as fy
 import pytest
+from finsy.proto import p4i
+from google.protobuf import text_format
 
 from control_plane.loop import ControlLoop
 from control_plane.p4runtime import P4RuntimeDriver
 from control_plane.tests.fake_p4runtime import FakeTofino
 from p4rcp import dataplane as dp
+from p4rcp import presets
 from p4rcp.params import RcpParams
 from p4rcp.topology import build_topology
 
@@ -139,3 +142,61 @@ def test_a_controller_started_against_a_running_switch_resumes_its_R_and_rewrite
         assert loop.ports[PORT].R_bps == pytest.approx(4321e3)
         assert dp.TABLE_ROUTING_V4 not in fake.writes and dp.TABLE_WEIGHT_CLASSIFIER not in fake.writes
         assert fake.register(dp.REG_RATE, dp.rate_cell(PORT)) == [dp.stamp_cell_value(4321)] * 2
+
+
+def _without(features: set[str], path: Path) -> Path:
+    """The fixture's P4Info less the entities of these features, as a TNA profile leaves them out."""
+    gone = {dp.FEATURE_WEIGHTS: {dp.TABLE_WEIGHT_CLASSIFIER, "set_cell_weight_classifier"},
+            dp.FEATURE_POLICING: {dp.REG_POLICE, *dp.REG_POLICE_ROWS, dp.COUNTER_POLICED},
+            dp.FEATURE_FEEDFORWARD: {*dp.FEATURE_REGISTERS[dp.FEATURE_FEEDFORWARD], dp.REG_ARRIVALS_BASE,
+                                     dp.REG_SYN_RATE, dp.REG_SHORT_RATE, dp.REG_GRANT_PACKETS, dp.REG_LONG_PACKETS},
+            dp.FEATURE_CLASSIC_DROP: {dp.REG_CLASSIC_DROP, dp.COUNTER_CLASSIC_DROPPED}}
+    names = set().union(*(gone[f] for f in features))
+    p4info = text_format.Parse(FIXTURE.read_text(), p4i.P4Info())
+    for kind in ("tables", "actions", "counters", "registers"):
+        kept = [e for e in getattr(p4info, kind) if e.preamble.name not in names]
+        del getattr(p4info, kind)[:]
+        getattr(p4info, kind).extend(kept)
+    path.write_text(text_format.MessageToString(p4info))
+    return path
+
+
+def test_the_features_of_a_program_are_what_its_p4info_holds(tmp_path):
+    assert P4RuntimeDriver("127.0.0.1:1", FIXTURE).features == dp.ALL_FEATURES
+    core = _without(set(dp.ALL_FEATURES), tmp_path / "core.txtpb")
+    assert P4RuntimeDriver("127.0.0.1:1", core).features == frozenset()
+    feedforward = _without(dp.ALL_FEATURES - {dp.FEATURE_FEEDFORWARD}, tmp_path / "feedforward.txtpb")
+    assert P4RuntimeDriver("127.0.0.1:1", feedforward).features == {dp.FEATURE_FEEDFORWARD}
+
+
+def test_the_loop_runs_a_core_program_and_touches_nothing_it_lacks(tmp_path):
+    """RCP alone (the core profile): stamps, the three additions and the queue; no class, policing or SYN
+    stamp written, and the counts that a feature would make read as 0."""
+    core = _without(set(dp.ALL_FEATURES), tmp_path / "core.txtpb")
+    schema = fy.P4Schema(core)
+    with FakeTofino(schema, pipes=2) as fake:
+        fake.ensure_cells(S1.ports)
+        driver = P4RuntimeDriver(fake.address, core, target="tna")
+        loop = ControlLoop(S1, TOPO.routes("s1"), driver, presets.preset("rcp-plain").params(d0_init_s=0.01),
+                           rt_priority=None, switch_interval_s=None)
+        try:
+            loop.resync()
+            loop.step()
+            fake.count(dp.COUNTER_INPUT, PORT, 0, 3000, 3)
+            time.sleep(0.02)
+            [record] = loop.step()
+        finally:
+            driver.close()
+    assert set(fake.writes) == {dp.REG_RATE, dp.TABLE_ROUTING_V4}, fake.writes
+    assert record["input_bytes"] == 3000 and record["policed_bytes"] == 0
+
+
+@pytest.mark.parametrize("feature, params", [
+    (dp.FEATURE_FEEDFORWARD, RcpParams()),
+    (dp.FEATURE_POLICING, RcpParams(feedforward=False, police=True)),
+    (dp.FEATURE_WEIGHTS, RcpParams(feedforward=False, dscp_weights={10: 0.5}))])
+def test_settings_that_need_a_feature_the_program_lacks_are_refused_naming_both(tmp_path, feature, params):
+    program = _without({feature}, tmp_path / "program.txtpb")
+    driver = P4RuntimeDriver("127.0.0.1:1", program, target="tna")
+    with pytest.raises(ValueError, match=f"program has no {feature}, which .* need: load a program .*Profiles"):
+        ControlLoop(S1, TOPO.routes("s1"), driver, params, rt_priority=None, switch_interval_s=None)

@@ -18,7 +18,7 @@ GENERATED = re.compile(r"<!-- generated: ([a-z-]+) -->\n(.*?)<!-- end generated:
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # The documents that hold generated blocks (reproducing.md is generated whole).
 DOCUMENTS = ["README.md", "docs/experiments.md", "docs/ns3.md", "docs/benchmarks.md", "docs/tutorial.md",
-             "docs/evaluate.md"]
+             "docs/evaluate.md", "docs/porting.md"]
 
 
 @dataclass
@@ -137,17 +137,15 @@ def reproducing(claims: dict, records: dict[str, Record]) -> str:
             continue
         numbered += len(mine)
         out += [f"## {paper['short']}", "", paper["cite"], "",
-                "| # | paper's figure or claim | paper | p4rcp | verdict | experiment (engine), record |",
-                "|---|---|---|---|---|---|"]
+                "| # | paper's figure or claim | paper | p4rcp | verdict | experiment (engine), record | command |",
+                "|---|---|---|---|---|---|---|"]
         for i, r in mine:
             c = r.claim
             where = f"`{c['experiment']}` ({c['engine']}), " + (_when(r.record) if r.record else NOT_RECORDED)
+            command = (f"`{c['command']}`" if c["command"] else f"no experiment yet: {c['missing']}") + \
+                (f" ({c['note']})" if c.get("note") else "")
             out.append(f"| {i} | {c['figure']}: {c['claim']} | {c['paper_says']} | {r.current} | "
-                       f"{r.verdict}{': ' + c['criterion'] if r.record else ''} | {where} |")
-        out += ["", "Commands:", ""]
-        out += [(f"- {i}: `{r.claim['command']}`" if r.claim["command"] else f"- {i}: no experiment yet: "
-                 f"{r.claim['missing']}") + (f" ({r.claim['note']})" if r.claim.get("note") else "")
-                for i, r in mine]
+                       f"{r.verdict}{': ' + c['criterion'] if r.record else ''} | {where} | {command} |")
         out += [""]
     out += ["## Records", "",
             "| record | command | engine | commit | date | machine | wall time | runs valid |",
@@ -301,9 +299,27 @@ def block_evaluation(claims: dict, records: dict[str, Record]) -> str:
     return "\n".join(lines)
 
 
+TNA_PROFILES_COMMAND = "make check-tna-backend"
+
+
+def block_tna_profiles(claims: dict, records: dict[str, Record]) -> str:
+    """The TNA profiles' resources as the latest record of `make check-tna-backend` ends: the compiler and
+    the table of tools/tna_resources.py."""
+    rec = next((r for r in reversed(list(records.values()))
+                if r.kind == "command" and r.command == TNA_PROFILES_COMMAND), None)
+    if rec is None:
+        return f"`{TNA_PROFILES_COMMAND}`: {NOT_RECORDED} (it needs p4c's Tofino back end)."
+    start = next((i for i, line in enumerate(rec.tail) if line.startswith("bf-p4c ")), None)
+    if rec.exit_status != 0 or start is None:
+        return f"`{TNA_PROFILES_COMMAND}`, record {_when(rec)}: exit status {rec.exit_status}, no table."
+    return "\n".join([f"`{TNA_PROFILES_COMMAND}`, record {_when(rec)}, {rec.machine['cpus']}; "
+                      f"{rec.tail[start].rstrip(':')}; each cell is used of the device's:", "",
+                      *rec.tail[start + 1:]])
+
+
 BLOCKS = {"headline": block_headline, "first-run": block_first_run, "timings": block_timings,
           "catalogue": block_catalogue, "engines": block_engines, "benchmarks": block_benchmarks,
-          "evaluation": block_evaluation}
+          "evaluation": block_evaluation, "tna-profiles": block_tna_profiles}
 
 
 def fill_blocks(text: str, claims: dict, records: dict[str, Record], where: str = "") -> str:

@@ -24,7 +24,7 @@ from tools.records import RECORDS_DIR, ROOT
 NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 STAMP = re.compile(r"^\d{8}-\d{6}$")
 EXPERIMENTS_DIR = ROOT / "topo" / "experiments"
-TAIL_LINES = 12             # of a timed command's output: a benchmark's verdicts, a test run's summary
+TAIL_LINES = 16             # of a timed command's output: a benchmark's verdicts, a test run's summary, a table
 
 
 class RecordError(Exception):

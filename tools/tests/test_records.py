@@ -3,6 +3,7 @@ cells (the fixture is the recorded Mininet run of topo/tests/data/)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tarfile
 from pathlib import Path
@@ -119,3 +120,19 @@ def test_a_claim_whose_record_lacks_its_cells_is_named():
              "quote": [{"label": "x", "row": "rcp-gone", "column": "mean FCT / FCT_PS"}]}
     with pytest.raises(store.RecordError, match="claim made-up .*record default-ns3: no row 'rcp-gone'"):
         render.quotes(claim, record)
+
+
+def test_the_tna_profiles_block_quotes_the_table_that_ends_the_backends_record(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "RECORDS_DIR", tmp_path)
+    assert render.NOT_RECORDED in render.block_tna_profiles({}, {})
+    table = ["bf-p4c 9.99.0 (SHA: 34b86e9):", "", "| profile | target | stages |", "|---|---|---|",
+             "| core | Tofino 1 | 3 of 12 |", "| full | Tofino 1 | 12 of 12 |"]
+    script = "print('\\n'.join(" + repr(["check-tna: full tofino: back end OK", *table]) + "))"
+    record = dataclasses.replace(store.timed("tna-profiles", [sys.executable, "-c", script]),
+                                 command=render.TNA_PROFILES_COMMAND)
+    block = render.block_tna_profiles({}, {"tna-profiles": record})
+    lines = block.splitlines()
+    assert "bf-p4c 9.99.0 (SHA: 34b86e9); each cell is used of the device's:" in lines[0], block
+    assert lines[2:] == table[2:] and "back end OK" not in block
+    failed = dataclasses.replace(record, exit_status=2)
+    assert "exit status 2, no table" in render.block_tna_profiles({}, {"tna-profiles": failed})

@@ -19,11 +19,10 @@ def _stage(n, srams, tcams, salus, hash_bits, tables):
             "logical_tables": {"size": 16, "ids": [{"id": i} for i in range(tables)]}}
 
 
-@pytest.fixture
-def compiled(tmp_path):
-    logs = tmp_path / "pipe" / "logs"
+def _compile(folder, stages):
+    """bf-p4c's logs of one compile into folder, in the shape its -g writes them."""
+    logs = folder / "pipe" / "logs"
     logs.mkdir(parents=True)
-    stages = [_stage(0, 5, 2, 1, 10, 2), _stage(1, 3, 0, 2, 4, 1), _stage(2, 0, 0, 0, 0, 0)]
     (logs / "resources.json").write_text(json.dumps({
         "compiler_version": "9.99.0 (SHA: 34b86e9)",
         "resources": {"mau": {"nStages": 12, "mau_stages": stages},
@@ -34,7 +33,12 @@ def compiled(tmp_path):
         {"phv_number": 1, "bit_width": 8, "container_type": "normal", "slices": []},
         {"phv_number": 64, "bit_width": 32, "container_type": "normal", "slices": [{"field": "b"}, {"field": "c"}]},
         {"phv_number": 65, "bit_width": 32, "container_type": "normal", "slices": [{"field": "d"}]}]}))
-    return tmp_path
+    return folder
+
+
+@pytest.fixture
+def compiled(tmp_path):
+    return _compile(tmp_path, [_stage(0, 5, 2, 1, 10, 2), _stage(1, 3, 0, 2, 4, 1), _stage(2, 0, 0, 0, 0, 0)])
 
 
 def test_the_summary_counts_each_resource_against_the_device(compiled):
@@ -56,3 +60,23 @@ def test_without_the_compilers_logs_the_tool_says_what_is_missing(tmp_path, caps
     log.write_text("")
     assert tr.main(["--target", "tofino", "--log", str(log), str(tmp_path)]) == 1
     assert "expected one resources.json (bf-p4c -g writes it" in capsys.readouterr().err
+
+
+def test_the_profiles_table_gives_each_compiles_use_the_stages_left_and_the_binary(tmp_path, capsys):
+    _compile(tmp_path / "core" / "tofino", [_stage(0, 1, 0, 1, 0, 1), _stage(1, 2, 0, 2, 0, 2)])
+    full = _compile(tmp_path / "full" / "tofino", [_stage(n, 3, 1, 4, 8, 3) for n in range(12)])
+    (full / "pipe" / "tofino.bin").write_bytes(b"\0")
+    assert tr.main(["--profiles", "core,full", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("bf-p4c 9.99.0 (SHA: 34b86e9):")
+    assert ("| core | Tofino 1 | 2 of 12 | 3 of 960 | 0 of 288 | 3 of 48 | 0 of 624 | 3 of 192 | 3 of 5 | 10 | "
+            "none (no assembler) |") in text, text
+    assert "| full | Tofino 1 | 12 of 12 | 36 of 960 | 12 of 288 | 48 of 48 | 96 of 624 | 36 of 192 | 3 of 5 | 0 | pipe/tofino.bin |" in text, text
+    found = json.loads((tmp_path / "profiles.json").read_text())
+    assert found["core"]["tofino"]["stateful ALUs"] == [3, 48] and found["full"]["tofino"]["binary"] == "pipe/tofino.bin"
+
+
+def test_a_profile_without_a_compile_is_an_error_naming_it(tmp_path, capsys):
+    _compile(tmp_path / "core" / "tofino", [_stage(0, 1, 0, 1, 0, 1)])
+    assert tr.main(["--profiles", "core,full", str(tmp_path)]) == 1
+    assert "full: no compile for any of tofino, tofino2" in capsys.readouterr().err

@@ -31,7 +31,7 @@ class Ns3Driver:
     queue_unit_bytes = None   # QueueDepthPackets counts packets
     sets_queues = True
     police_epoch_s = dp.POLICE_EPOCH_S["v1model"]     # the router it stands in for (no policing here)
-    classic_drop = True
+    features = dp.ALL_FEATURES
 
     def __init__(self, network: SimNetwork, switch: str):
         self.network, self.switch = network, switch

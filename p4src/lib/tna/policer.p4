@@ -15,8 +15,24 @@
 // row 1, which meters it, until its row-0 bucket has leaked back under the limit). The allowance is at
 // least one frame (p4rcp/police.py), so the first packet of an epoch always fits in row 1.
 
-control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<48> timestamp_ns,
-                in PortId_t port, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+// The working values of one packet: the cell's allowance and limit, then what the bounds are made of.
+struct rcp_police_md_t {
+    bit<32> bytes;          // the cell's allowance per epoch
+    bit<32> limit;          // the cell's bucket limit; 0 = policing off
+    bit<32> epoch;
+    bit<32> len;
+    bit<32> leak;           // a new epoch's leak: the allowance less this packet, saturating at 0
+    bit<32> room;           // the most a bucket may hold before this packet: the limit less it
+    bit<32> leak_room;      // the same for a bucket that leaks first: the limit plus the leak
+    bit<32> limit_and_allowance;
+    bit<32> bound0;         // what row 0's bucket RegisterAction compares with and adds or leaks:
+    bit<32> delta0;         // one pair for both of its actions (a stateful ALU takes two packet values)
+    bit<32> bound1;         // the same for row 1
+    bit<32> delta1;
+}
+
+control RcpPolicer(in ipv4_h ipv4, in udp_h udp, inout rcp_police_md_t police, in bit<48> timestamp_ns,
+                   in PortId_t port, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     // Row 1 is bmv2's CRC-16 (p4rcp/police.py), so that a flow has the same row-1 cell on both targets; row 0
     // a CRC-32 from the hash unit, where bmv2 xors words of the key (a CRC there costs every packet a copy).
     CRCPolynomial<bit<32>>(32w0x04C11DB7, true, false, false, 32w0xFFFFFFFF, 32w0xFFFFFFFF) crc32;
@@ -37,15 +53,15 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_epoch) new_epoch_row0 = {
         void apply(inout bit<32> epoch, out bit<1> earlier) {
             earlier = 0;
-            if (epoch != meta.police_epoch) { earlier = 1; }
-            epoch = meta.police_epoch;
+            if (epoch != police.epoch) { earlier = 1; }
+            epoch = police.epoch;
         }
     };
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row1_epoch) new_epoch_row1 = {
         void apply(inout bit<32> epoch, out bit<1> earlier) {
             earlier = 0;
-            if (epoch != meta.police_epoch) { earlier = 1; }
-            epoch = meta.police_epoch;
+            if (epoch != police.epoch) { earlier = 1; }
+            epoch = police.epoch;
         }
     };
 
@@ -53,15 +69,15 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_bytes) count_row0 = {
         void apply(inout bit<32> bytes, out bit<1> over) {
             over = 0;
-            if (bytes > meta.police_bound0) { over = 1; }                                  // comparison 3
-            bytes = bytes |+| meta.police_delta0;
+            if (bytes > police.bound0) { over = 1; }                                  // comparison 3
+            bytes = bytes |+| police.delta0;
         }
     };
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row0_bytes) leak_row0 = {
         void apply(inout bit<32> bytes, out bit<1> over) {
             over = 0;
-            if (bytes > meta.police_bound0) { over = 1; }                                  // comparison 3
-            bytes = bytes |-| meta.police_delta0;
+            if (bytes > police.bound0) { over = 1; }                                  // comparison 3
+            bytes = bytes |-| police.delta0;
         }
     };
 
@@ -70,54 +86,54 @@ control Policer(inout tna_headers_t hdr, inout ingress_metadata_t meta, in bit<4
     RegisterAction<bit<32>, police_index_t, bit<1>>(rcp_police_row1_bytes) meter_row1 = {
         void apply(inout bit<32> bytes, out bit<1> over) {
             over = 0;
-            if (bytes > meta.police_bound1) {                                               // comparison 4
+            if (bytes > police.bound1) {                                               // comparison 4
                 over = 1;
             } else {
-                bytes = bytes + meta.police_delta1;
+                bytes = bytes + police.delta1;
             }
         }
     };
     RegisterAction<bit<32>, police_index_t, void>(rcp_police_row1_bytes) leak_row1 = {
-        void apply(inout bit<32> bytes) { bytes = bytes |-| meta.police_delta1; }
+        void apply(inout bit<32> bytes) { bytes = bytes |-| police.delta1; }
     };
 
     // The bounds in two actions, each a table of its own: an action runs in one stage, and the second
     // uses what the first computes.
     action frame_and_epoch() {
-        meta.police_epoch = (bit<32>) timestamp_ns[47:24];
-        meta.police_len = ip_length.get({hdr.ipv4.total_len}) + 14;  // the Ethernet frame, as R counts it
-        meta.police_limit_and_allowance = meta.police_limit |+| meta.police_bytes;
+        police.epoch = (bit<32>) timestamp_ns[47:24];
+        police.len = ip_length.get({ipv4.total_len}) + 14;  // the Ethernet frame, as R counts it
+        police.limit_and_allowance = police.limit |+| police.bytes;
     }
     action bounds() {
-        meta.police_leak = meta.police_bytes |-| meta.police_len;
-        meta.police_room = meta.police_limit |-| meta.police_len;
+        police.leak = police.bytes |-| police.len;
+        police.room = police.limit |-| police.len;
         // max(bytes - leak, 0) > limit exactly when bytes > limit + leak (the allowance covers a frame)
-        meta.police_leak_room = meta.police_limit_and_allowance |-| meta.police_len;
+        police.leak_room = police.limit_and_allowance |-| police.len;
     }
 
     apply {
         frame_and_epoch();
         bounds();
-        police_index_t i0 = hash_row0.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.udp.src_port, hdr.udp.dst_port});
+        police_index_t i0 = hash_row0.get({ipv4.src_addr, ipv4.dst_addr, udp.src_port, udp.dst_port});
         bit<1> over;
         if (new_epoch_row0.execute(i0) == 1) {
-            meta.police_bound0 = meta.police_leak_room;
-            meta.police_delta0 = meta.police_leak;
+            police.bound0 = police.leak_room;
+            police.delta0 = police.leak;
             over = leak_row0.execute(i0);
         } else {
-            meta.police_bound0 = meta.police_room;
-            meta.police_delta0 = meta.police_len;
+            police.bound0 = police.room;
+            police.delta0 = police.len;
             over = count_row0.execute(i0);
         }
         if (over == 1) {
-            police_index_t i1 = hash_row1.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
-                                               hdr.udp.src_port, hdr.udp.dst_port});
+            police_index_t i1 = hash_row1.get({ipv4.src_addr, ipv4.dst_addr,
+                                               udp.src_port, udp.dst_port});
             if (new_epoch_row1.execute(i1) == 1) {
-                meta.police_delta1 = meta.police_leak;
+                police.delta1 = police.leak;
                 leak_row1.execute(i1);
             } else {
-                meta.police_bound1 = meta.police_room;
-                meta.police_delta1 = meta.police_len;
+                police.bound1 = police.room;
+                police.delta1 = police.len;
                 if (meter_row1.execute(i1) == 1) {
                     ig_dprsr_md.drop_ctl = 1;
                     rcp_policed.count(port, ETHERNET_FCS_BYTES);

@@ -1,29 +1,29 @@
-// The RCP router's per-packet work on TNA, output port p: three additions and
-// two comparisons. Addition 1 (input packets and bytes) runs in ingress, on
-// arrival (routing.p4), with the weight class and policing; the rest here, on
-// departure. The pure counts are Counter externs, as on v1model; the RTT sum
+// RCP's egress on TNA, output port p: additions 2 and 3, comparisons 1 and 2, and with the feedforward
+// its SYN stamps and committed sizes. The pure counts are Counter externs, as on v1model; the RTT sum
 // adds a packet field, so it is a RegisterAction of a stateful ALU.
 //
-// Register cells are 32 bits, Tofino's stateful-ALU width. The RTT sum wraps;
-// the control plane takes its deltas modulo 2^32 (control_plane/loop.py
-// counter_delta with rtt_sum_bits = 32), exact while the samples of one
-// interval add up to less than 2^31 us. Comparison 2 and the SYN stamp are
-// unsigned minimums (TNA's min, one ALU instruction), so a stamp that caps
-// nothing is RCP_RATE_NONE; its cells hold the complement (defines.p4). Every register here is indexed by the output
-// port, whose own pipe is the only one that runs its egress: the control
-// plane reads each port's cell from one pipe. docs/porting.md has the details.
+// Register cells are 32 bits, Tofino's stateful-ALU width. The RTT sum wraps; the control plane takes its
+// deltas modulo 2^32 (control_plane/loop.py counter_delta with rtt_sum_bits = 32), exact while the samples
+// of one interval add up to less than 2^31 us. Comparison 2 and the SYN stamp are unsigned minimums (TNA's
+// min, one ALU instruction), so a stamp that caps nothing is RCP_RATE_NONE; its cells hold the complement
+// (defines.p4). Every register here is indexed by the output port, whose own pipe is the only one that
+// runs its egress: the control plane reads each port's cell from one pipe. docs/porting.md has the details.
 
-control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
-                  in egress_intrinsic_metadata_t eg_intr_md,
-                  in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
-                  inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
-                  inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+control RcpEgress(inout rcp_h rcp, in rate_kbps_t stamp, in PortId_t p, in bit<19> deq_qdepth) {
     @name(".rcp_rtt_sum")     Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_rtt_sum;
     @name(".rcp_rtt_count")   Counter<bit<32>, PortId_t>(NUM_PORTS, CounterType_t.PACKETS) rcp_rtt_count;
     // The queue (cells: 80 bytes on Tofino 1, 176 on Tofino 2) the departing packet leaves behind: 0 once p
     // has drained.
     @name(".rcp_queue_depth") Register<bit<32>, PortId_t>(NUM_PORTS, 0) rcp_queue_depth;
 
+    RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {
+        void apply(inout bit<32> sum) { sum = sum + rcp.rtt_us; }                               // addition 2
+    };
+    RegisterAction<bit<32>, PortId_t, void>(rcp_queue_depth) record_queue_depth = {
+        void apply(inout bit<32> depth) { depth = (bit<32>) deq_qdepth; }
+    };
+
+#ifdef RCP_FEEDFORWARD
     // The feedforward (docs/design.md, "Sudden load"), as on v1model: the sizes of SYNs and ENDING packets,
     // each capped at P, summed per port; long flows' SYNs counted, the k-th since the base the control plane
     // wrote capped by its stamp; short flows' SYNs capped by the short stamp. Each register is one stateful
@@ -44,13 +44,13 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
     // min(size, P), in the ALU that holds P.
     RegisterAction<size_pkts_t, PortId_t, size_pkts_t>(rcp_grant_packets) committed_size = {
         void apply(inout size_pkts_t grant, out size_pkts_t value) {
-            if (hdr.rcp.size > grant) { value = grant; } else { value = hdr.rcp.size; }
+            if (rcp.size > grant) { value = grant; } else { value = rcp.size; }
         }
     };
     // 1 when the flow is long (its size above the threshold), in the ALU that holds the threshold.
     RegisterAction<size_pkts_t, PortId_t, bit<8>>(rcp_long_packets) is_long = {
         void apply(inout size_pkts_t threshold, out bit<8> value) {
-            if (hdr.rcp.size > threshold) { value = 1; } else { value = 0; }
+            if (rcp.size > threshold) { value = 1; } else { value = 0; }
         }
     };
     RegisterAction<bit<32>, PortId_t, void>(rcp_committed_arrivals) commit_arrival = {
@@ -72,28 +72,21 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
         void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
     };
 
-    RegisterAction<bit<32>, PortId_t, void>(rcp_rtt_sum) add_rtt = {
-        void apply(inout bit<32> sum) { sum = sum + hdr.rcp.rtt_us; }                           // addition 2
-    };
-    RegisterAction<bit<32>, PortId_t, void>(rcp_queue_depth) record_queue_depth = {
-        void apply(inout bit<32> depth) { depth = (bit<32>) eg_intr_md.deq_qdepth; }
-    };
-
     bit<8> long_flow;
     bit<32> arrivals_before;
     bit<32> base;
     bit<32> since_base;
     action since_base_of_arrivals() { since_base = arrivals_before - base; }
     action cap_at_the_last_cell() { since_base = min(since_base, SYN_RATES - 1); }
+#endif
 
     apply {
-        PortId_t p = eg_intr_md.egress_port;
         record_queue_depth.execute(p);
-        // Valid only on forward RCP packets (DATA, SYN, REF): parser.p4 extracts no other RCP header.
-        if (hdr.rcp.isValid()) {
-            // The stamp of the packet's (port, class) cell, read in ingress and bridged.
-            rate_kbps_t stamp = hdr.bridged.rate;
-            if (hdr.rcp.type == RCP_TYPE_SYN) {
+        // Valid only on forward RCP packets (DATA, SYN, REF): the host parses no other RCP header.
+        if (rcp.isValid()) {
+            rate_kbps_t s = stamp;
+#ifdef RCP_FEEDFORWARD
+            if (rcp.type == RCP_TYPE_SYN) {
                 committed = committed_size.execute(p);
                 commit_arrival.execute(p);
                 long_flow = is_long.execute(p);
@@ -105,23 +98,20 @@ control RcpEgress(inout tna_headers_t hdr, inout egress_metadata_t meta,
                     base = read_arrivals_base.execute(p);
                     since_base_of_arrivals();
                     cap_at_the_last_cell();
-                    stamp = min(stamp, read_syn_rate.execute(p ++ since_base[SYN_RATE_BITS - 1:0]));
+                    s = min(s, read_syn_rate.execute(p ++ since_base[SYN_RATE_BITS - 1:0]));
                 } else {
-                    stamp = min(stamp, read_short_rate.execute(p));
+                    s = min(s, read_short_rate.execute(p));
                 }
-            } else if (hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_ENDING) != 0) {
+            } else if (rcp.type == RCP_TYPE_DATA && (rcp.flags & RCP_FLAG_ENDING) != 0) {
                 committed = committed_size.execute(p);
                 commit_departure.execute(p);
             }
-            if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {                  // comparison 1
+#endif
+            if (rcp.rtt_us != 0 && rcp.rtt_us[31:RCP_RTT_BITS] == 0) {                          // comparison 1
                 add_rtt.execute(p);
                 rcp_rtt_count.count(p);                                                             // addition 3
             }
-            hdr.rcp.rate_kbps = min(hdr.rcp.rate_kbps, stamp);                                  // comparison 2
-            // A UDP checksum of 0 means none (RFC 768): keep it. Tofino sets a bool from a branch, not
-            // from a comparison's value.
-            if (hdr.udp.checksum != 0) { meta.udp_checksum_update = true; }
+            rcp.rate_kbps = min(rcp.rate_kbps, s);                                              // comparison 2
         }
-        hdr.bridged.setInvalid();
     }
 }
