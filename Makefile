@@ -25,8 +25,8 @@ ifndef BF_P4C
 BF_P4C := $(shell PATH='$(P4_TOOL_PATH)$(if $(SDE_INSTALL),:$(SDE_INSTALL)/bin)' command -v bf-p4c)
 endif
 TNA_MAIN := p4src/targets/tna/p4rcp_tna.p4
-# The RCP library's profiles (p4src/lib/tna/profiles.p4), each compiled with -DRCP_PROFILE_<NAME>.
-TNA_PROFILES ?= core weights policing feedforward full
+# RCP's profiles on Tofino and SUME (p4src/shared/profiles.p4), each compiled with -DRCP_PROFILE_<NAME>.
+RCP_PROFILES ?= core weights policing feedforward full
 # --target:--arch pairs the back end compiles for: Tofino 1 and Tofino 2.
 TNA_BACKEND_TARGETS ?= tofino:tna tofino2:t2na
 
@@ -76,7 +76,7 @@ check-tna:
 	  echo "SKIP check-tna: tna.p4 not found in TNA_INCLUDE=$(TNA_INCLUDE) (tna.p4 comes with Intel's SDE, in \$$SDE_INSTALL/share/p4c/p4include, and with p4c's sources, in backends/tofino/bf-p4c/p4include; README, 'The toolchain')"; \
 	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-tna: p4test not found on PATH or in $(P4_PREFIX)/bin"; \
 	else set -e; \
-	  for profile in $(TNA_PROFILES); do for tofino in 1 2; do \
+	  for profile in $(RCP_PROFILES); do for tofino in 1 2; do \
 	    echo "p4test -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -I $(TNA_INCLUDE) $(TNA_MAIN)"; \
 	    $(P4TEST) --std p4-16 -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -I $(TNA_INCLUDE) $(TNA_MAIN); \
 	  done; done; \
@@ -93,7 +93,7 @@ check-tna:
 # the compiler the driver runs, p4c-barefoot (a p4c build without the assembler: no binary, the same checks).
 check-tna-backend:
 	@if [ -z "$(BF_P4C)" ]; then echo "make: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=..." >&2; exit 1; fi
-	@set -e; rm -rf $(BUILD)/tna; for profile in $(TNA_PROFILES); do for pair in $(TNA_BACKEND_TARGETS); do \
+	@set -e; rm -rf $(BUILD)/tna; for profile in $(RCP_PROFILES); do for pair in $(TNA_BACKEND_TARGETS); do \
 	  target=$${pair%%:*}; arch=$${pair#*:}; out=$(BUILD)/tna/$$profile/$$target; \
 	  tofino=1; [ $$target = tofino2 ] && tofino=2; \
 	  mkdir -p $$out; \
@@ -105,7 +105,7 @@ check-tna-backend:
 	  /usr/bin/python3 -m tools.tna_resources --target $$target --log $$out/compile.log $$out > $$out.resources.md; \
 	  echo "check-tna: $$profile $$target: back end OK ($$out.resources.md)"; \
 	done; done; \
-	/usr/bin/python3 -m tools.tna_resources --profiles $$(echo $(TNA_PROFILES) | tr ' ' ,) $(BUILD)/tna
+	/usr/bin/python3 -m tools.tna_resources --profiles $$(echo $(RCP_PROFILES) | tr ' ' ,) $(BUILD)/tna
 
 # Front end of p4c against P4-NetFPGA's SimpleSumeSwitch architecture file.
 check-sume:
@@ -113,8 +113,10 @@ check-sume:
 	  echo "SKIP check-sume: sume_switch.p4 not found in SUME_INCLUDE=$(SUME_INCLUDE) (P4-NetFPGA's SDNet p4include)"; \
 	elif [ -z "$(P4TEST)" ]; then echo "SKIP check-sume: p4test not found on PATH or in $(P4_PREFIX)/bin"; \
 	else set -e; \
-	  echo "p4test -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4"; \
-	  $(P4TEST) --std p4-16 -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4; \
+	  for profile in $(RCP_PROFILES); do \
+	    echo "p4test -DRCP_PROFILE_$${profile^^} -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4"; \
+	    $(P4TEST) --std p4-16 -DRCP_PROFILE_$${profile^^} -I $(SUME_INCLUDE) p4src/targets/sume/p4rcp_sume.p4; \
+	  done; \
 	  echo "check-sume: front and mid end OK"; \
 	fi
 

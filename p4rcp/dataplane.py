@@ -131,7 +131,7 @@ def police_cell_value(allowance: int, limit: int) -> int:
     return allowance << 32 | limit
 
 
-# What a program may leave out (the TNA library's profiles, p4src/lib/tna/profiles.p4), each known by an entity
+# What a program may leave out (the profiles of p4src/shared/profiles.p4), each known by an entity
 # of the program: the control plane writes and reads only what the program has, and refuses a setting that
 # needs what it lacks.
 FEATURE_WEIGHTS = "weights"              # weight_classifier: a DSCP's class picks the stamp

@@ -32,12 +32,12 @@ def _bf_p4c() -> str | None:
 
 
 def _makefile_profiles() -> list[str]:
-    [line] = [l for l in (ROOT / "Makefile").read_text().splitlines() if l.startswith("TNA_PROFILES ?=")]
+    [line] = [l for l in (ROOT / "Makefile").read_text().splitlines() if l.startswith("RCP_PROFILES ?=")]
     return line.split("?=")[1].split()
 
 
 def test_the_makefile_compiles_exactly_the_librarys_profiles():
-    source = (ROOT / "p4src" / "lib" / "tna" / "profiles.p4").read_text()
+    source = (ROOT / "p4src" / "shared" / "profiles.p4").read_text()
     defined = re.findall(r"defined\(RCP_PROFILE_(\w+)\)", source)
     assert sorted(p.upper() for p in _makefile_profiles()) == sorted(defined)
 
@@ -92,7 +92,7 @@ def test_the_core_and_full_profiles_compile_with_the_tofino_back_end_within_thei
         pytest.skip(f"SKIPPED: bf-p4c (p4c's Tofino back end) not found on PATH, in {TOOLCHAIN_DIR} or "
                     "$SDE_INSTALL/bin, and BF_P4C is not set (README, 'The toolchain')")
     result = subprocess.run(["make", "-s", "check-tna-backend", f"BF_P4C={bf_p4c}", f"BUILD={tmp_path}",
-                             f"TNA_BACKEND_TARGETS={target}:{arch}", "TNA_PROFILES=core full"],
+                             f"TNA_BACKEND_TARGETS={target}:{arch}", "RCP_PROFILES=core full"],
                             cwd=ROOT, capture_output=True, text=True, timeout=3600)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output

@@ -12,13 +12,13 @@
 //   - in egress: RcpEgress.apply(rcp, stamp, egress port, deq_qdepth). For an RCP packet it lowers
 //     rcp.rate_kbps to the stamp: the host's egress deparser folds the new rate into the UDP checksum
 //     (the Checksum extern, as parser.p4 and p4rcp_tna.p4 do);
-//   - define one profile (profiles.p4) before including this file.
+//   - define one profile (p4src/shared/profiles.p4) before including this file.
 // The control plane finds every table, register and counter by its global name (the leading dot), whatever
 // the host calls its controls; the names are those of the v1model program.
 #ifndef P4RCP_LIB_TNA_RCP_P4
 #define P4RCP_LIB_TNA_RCP_P4
 
-#include "profiles.p4"
+#include "../../shared/profiles.p4"
 #include "../../shared/headers.p4"
 
 #define NUM_PORTS 512

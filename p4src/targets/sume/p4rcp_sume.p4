@@ -1,19 +1,19 @@
 // p4rcp for NetFPGA SUME (SimpleSumeSwitch, P4-NetFPGA workflow). One
 // pipeline: route, then the RCP work for the chosen output port, policing
 // included (before the output queues). docs/porting.md says what differs from
-// v1model.
+// v1model. Compiled with one profile, -DRCP_PROFILE_<NAME> (p4src/shared/profiles.p4).
 //
 // P4-NetFPGA externs are declared here, as its workflow expects: a register is
 // <name>_reg_<op> (rw: read or write; raw: read, add or write; praw: the same if
 // a comparison with the cell holds; ifElseRaw: one of two operations by a
 // comparison), each called at most once per packet; hash_lrc folds its input
 // into words with exclusive-or; tin_timestamp is the arrival time in clock
-// cycles of the 200 MHz pipeline. This program could not be compiled here (no
-// sume_switch.p4 on these machines): check it with `make check-sume` and the
-// P4-NetFPGA tools.
+// cycles of the 200 MHz pipeline. `make check-sume` checks it with p4c's front
+// and mid end only: SDNet and the board are P4-NetFPGA's.
 #include <core.p4>
 #include <sume_switch.p4>
 
+#include "../../shared/profiles.p4"
 #include "../../shared/headers.p4"
 #include "../../shared/checksum.p4"
 
@@ -35,7 +35,7 @@ typedef bit<5> syn_cell_t;
 // A policing epoch: 2^22 cycles of 5 ns (21 ms).
 #define POLICE_EPOCH_SHIFT 22
 
-// Per port: input bytes (addition 1), RTT sum and count (additions 2 and 3), bytes policing dropped.
+// Per port: input bytes (addition 1), RTT sum and count (additions 2 and 3); with policing, bytes it dropped.
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
 extern void rcp_input_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
                               in bit<8> opCode, out bit<32> result);
@@ -45,9 +45,12 @@ extern void rcp_rtt_sum_reg_raw(in port_index_t index, in bit<32> newVal, in bit
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
 extern void rcp_rtt_count_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
                                   in bit<8> opCode, out bit<32> result);
+#ifdef RCP_POLICING
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(2)
 extern void rcp_policed_reg_raw(in port_index_t index, in bit<32> newVal, in bit<32> incVal,
                                 in bit<8> opCode, out bit<32> result);
+#endif
+#ifdef RCP_FEEDFORWARD
 // The feedforward (docs/design.md, "Sudden load"): long flows' SYNs (raw's result is the cell as it read
 // it, before the addition) and the sizes, capped at P, of SYNs and DATA flagged ENDING, per port; the base,
 // the SYN stamps (per (port, k - 1)), the short stamp, P and the long threshold, written by the control plane.
@@ -73,6 +76,7 @@ extern void rcp_long_packets_reg_rw(in port_index_t index, in size_pkts_t newVal
 extern void rcp_arrivals_base_reg_rw(in port_index_t index, in bit<32> newVal, in bit<8> opCode, out bit<32> result);
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(5)
 extern void rcp_syn_rate_reg_rw(in syn_cell_t index, in rate_kbps_t newVal, in bit<8> opCode, out rate_kbps_t result);
+#endif
 // Every packet writes the four output queues' occupancies (32-byte words, NF0 in bits 15..0): the pipe
 // sees every queue on every arrival, so a quiet port's entry is refreshed by the other ports' packets.
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(1)
@@ -80,6 +84,7 @@ extern void rcp_queue_depth_reg_rw(in bit<1> index, in bit<64> newVal, in bit<8>
 // Per (port, weight class) cell, written by the control plane.
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(6)
 extern void rcp_rate_reg_rw(in rate_cell_t index, in rate_kbps_t newVal, in bit<8> opCode, out rate_kbps_t result);
+#ifdef RCP_POLICING
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(6)
 extern void rcp_police_bytes_reg_rw(in rate_cell_t index, in bit<32> newVal, in bit<8> opCode, out bit<32> result);
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(6)
@@ -109,6 +114,7 @@ extern void rcp_police_row1_bytes_reg_ifElseRaw(in police_index_t index_2, in bi
 extern void hash_lrc(in bit<128> in_data, out bit<32> result);
 @Xilinx_MaxLatency(1) @Xilinx_ControlWidth(0)
 extern void tin_timestamp(in bit<1> valid, out bit<64> result);
+#endif
 
 struct user_metadata_t {
     port_index_t port_index;
@@ -201,6 +207,7 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
         default_action = NoAction();
     }
 
+#ifdef RCP_WEIGHTS
     @name(".set_cell_weight_classifier")
     action set_cell_weight_classifier(rate_cell_t cell) {
         meta.cell = cell;
@@ -217,6 +224,7 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
         default_action = set_cell_weight_classifier(UNCLASSIFIED_CELL);
         size = 256;
     }
+#endif
 
     apply {
         bool routable = hdr.ipv4.isValid() && hdr.ipv4.version == 4 && hdr.ipv4.ihl == 5 && hdr.ipv4.ttl > 1;
@@ -240,12 +248,18 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                 && hdr.rcp.version == RCP_VERSION
                 && (hdr.rcp.type == RCP_TYPE_DATA || hdr.rcp.type == RCP_TYPE_SYN || hdr.rcp.type == RCP_TYPE_REF);
             if (is_forward_rcp) {
+#ifdef RCP_WEIGHTS
                 weight_classifier.apply();
+#else
+                meta.cell = (rate_cell_t) (p ++ (weight_class_t) 0);
+#endif
                 rate_kbps_t not_R;
-                bit<32> allowance;
-                bit<32> limit;
                 rcp_rate_reg_rw(meta.cell, 0, REG_READ, not_R);
                 rate_kbps_t R = ~not_R;
+                bool policed = false;
+#ifdef RCP_POLICING
+                bit<32> allowance;
+                bit<32> limit;
                 rcp_police_bytes_reg_rw(meta.cell, 0, REG_READ, allowance);
                 rcp_police_limit_reg_rw(meta.cell, 0, REG_READ, limit);
 
@@ -253,7 +267,6 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                 // packet over the limit there goes to row 1, which counts what it lets through and drops the
                 // rest. A cell's first packet of an epoch leaves bytes - allowance + length, or the length if
                 // the bucket was under the allowance (the ifElseRaw's comparison), as on TNA; no cap on row 0.
-                bool policed = false;
                 if (limit != 0 && hdr.rcp.type != RCP_TYPE_SYN) {
                     bit<64> now;
                     tin_timestamp(1, now);
@@ -298,8 +311,10 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                         }
                     }
                 }
+#endif
 
                 if (!policed) {
+#ifdef RCP_FEEDFORWARD
                     bool ending = hdr.rcp.type == RCP_TYPE_DATA && (hdr.rcp.flags & RCP_FLAG_ENDING) != 0;
                     if (hdr.rcp.type == RCP_TYPE_SYN || ending) {
                         size_pkts_t grant;
@@ -327,6 +342,7 @@ control RcpPipe(inout headers_t hdr, inout user_metadata_t meta, inout digest_da
                             if (~not_syn_rate < R) { R = ~not_syn_rate; }
                         }
                     }
+#endif
                     if (hdr.rcp.rtt_us != 0 && hdr.rcp.rtt_us[31:RCP_RTT_BITS] == 0) {   // comparison 1
                         rcp_rtt_sum_reg_raw(p, 0, hdr.rcp.rtt_us, REG_ADD, unused);       // addition 2
                         rcp_rtt_count_reg_raw(p, 0, 1, REG_ADD, unused);                  // addition 3

@@ -9,7 +9,7 @@
 #include <tna.p4>
 #endif
 
-// The RCP library: define one profile (p4src/lib/tna/profiles.p4) on the command line, -DRCP_PROFILE_<NAME>.
+// The RCP library: define one profile (p4src/shared/profiles.p4) on the command line, -DRCP_PROFILE_<NAME>.
 #include "../../lib/tna/rcp.p4"
 
 #define ROUTING_V4_SIZE 1024

@@ -1,6 +1,6 @@
-// The RCP library's compile-time profiles, in the way fabric-tna builds its profiles: the host program (or
+// RCP's compile-time profiles on Tofino and SUME, in the way fabric-tna builds its profiles: the program (or
 // the compiler's command line) defines one RCP_PROFILE_<NAME>, and each profile turns on the features it
-// holds. Makefile's TNA_PROFILES lists the same names (a test keeps the two in step).
+// holds. Makefile's RCP_PROFILES lists the same names (a test keeps the two in step).
 //
 //   core         the per-packet RCP work alone: one stamp per port, the three additions, two comparisons
 //   weights      core + weighted sharing: the DSCP's weight class picks the stamp (docs/design.md, "Weights")
