@@ -5,7 +5,7 @@
 //!   machine: wire format, sender, receiver, monitor intervals, records;
 //! - [`cc`]: the rate controllers behind one trait;
 //! - [`io`]: event loops, sockets and OS helpers, JSON-line sinks;
-//! - [`workload`]: flow sizes, Poisson arrivals, the content pattern;
+//! - [`workload`]: flow sizes, flow arrivals, the content pattern;
 //! - [`tcp`]: the kernel-TCP baseline;
 //! - [`units`]: rates, byte counts and durations of the command line;
 //! - [`ffi`]: the transport as a C library (`include/p4rcp_host.h`), which

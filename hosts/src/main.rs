@@ -11,7 +11,7 @@ use p4rcp_host::io::sink::Sink;
 use p4rcp_host::transport::record;
 use p4rcp_host::transport::sender::{FlowParams, DEFAULT_MAX_RATE};
 use p4rcp_host::transport::wire::{RCP_MIN_RATE_KBPS, RCP_UDP_PORT};
-use p4rcp_host::workload::arrivals::{AtOnce, Poisson};
+use p4rcp_host::workload::arrivals::{AtOnce, WorkloadArrivals};
 use p4rcp_host::workload::sizes::SizeDist;
 use clap::ValueEnum;
 use p4rcp_host::workload::traffic::{ArrivalProcess, LoadUnit, Workload};
@@ -37,7 +37,7 @@ enum Cmd {
     Recv(RecvArgs),
     /// Send one flow and print its record.
     Send(SendArgs),
-    /// Poisson flow arrivals for a target load; one record per flow.
+    /// Flow arrivals (Poisson, or Pareto gaps) for a target load; one record per flow.
     Traffic(TrafficArgs),
 }
 
@@ -422,7 +422,7 @@ fn cmd_traffic(a: TrafficArgs) -> Result<ExitCode, String> {
     let sock = net::udp_socket(bind).map_err(|e| format!("cannot bind UDP {bind}: {e}"))?;
     net::set_dscp(std::os::fd::AsRawFd::as_raw_fd(&sock), f.dscp).map_err(|e| format!("cannot set DSCP: {e}"))?;
     let mut eng = SenderEngine::new(sock, out, trace);
-    let mut arr = Poisson {
+    let mut arr = WorkloadArrivals {
         w,
         template: flow_params(f, 0, dst, None, None),
         cc: f.cc.clone(),

@@ -1,6 +1,6 @@
 //! Flows to start, in time order, for the sender's event loop
 //! ([`crate::io::engine::SenderEngine::run`]): all at once (`send`), or at
-//! the Poisson arrivals of a [`Workload`] (`traffic`).
+//! the arrivals of a [`Workload`] (`traffic`).
 
 use super::traffic::Workload;
 use crate::cc::{CcSpec, RateController};
@@ -36,7 +36,7 @@ pub fn flow_seed(seed: u64, index: u64) -> u64 {
 /// Arrivals of `traffic` over UDP: flow k of the workload is `template`
 /// with id `base_id + k`, index k and the drawn size; its controller is
 /// seeded by [`flow_seed`].
-pub struct Poisson {
+pub struct WorkloadArrivals {
     pub w: Workload,
     pub template: FlowParams,
     pub cc: CcSpec,
@@ -44,7 +44,7 @@ pub struct Poisson {
     pub seed: u64,
 }
 
-impl Arrivals for Poisson {
+impl Arrivals for WorkloadArrivals {
     fn next_time(&self) -> Option<f64> {
         self.w.peek()
     }

@@ -1,4 +1,4 @@
-//! What the application sends: flow sizes and Poisson arrivals for a
+//! What the application sends: flow sizes and flow arrivals for a
 //! target load. (What every byte of a flow holds is the transport's
 //! pattern, [`crate::transport::pattern`].)
 
