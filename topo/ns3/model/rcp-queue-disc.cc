@@ -5,6 +5,7 @@
 
 #include "ns3/enum.h"
 #include "ns3/ipv4-queue-disc-item.h"
+#include "ns3/tcp-l4-protocol.h"
 #include "ns3/udp-header.h"
 
 #include <algorithm>
@@ -147,7 +148,7 @@ RcpQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     if (m_classicDrop > 0)
     {
         auto ip = DynamicCast<Ipv4QueueDiscItem>(item);
-        if (ip && ip->GetHeader().GetProtocol() == 6 && m_uniform->GetValue() < m_classicDrop)
+        if (ip && ip->GetHeader().GetProtocol() == TcpL4Protocol::PROT_NUMBER && m_uniform->GetValue() < m_classicDrop)
         {
             m_classicDrops += 1;
             DropBeforeEnqueue(item, "classic drop");

@@ -208,6 +208,37 @@ def test_the_feedforward_counts_and_syn_stamps(ns3):
     assert data == [3000, 3000, 3000] and disc.CommittedDepartures() == 45 and disc.LongArrivals() == 11
 
 
+def test_the_classic_drop_takes_tcp_packets_before_the_count(ns3):
+    """RcpQueueDisc's coupled drop (classic.p4 on v1model): a TCP packet is dropped with the port's probability
+    before addition 1 counts it; RCP packets are never dropped by it."""
+    ns, p4rcp = ns3
+    disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
+    disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("5000p")))
+    disc.Initialize()
+    disc.SetRateKbps(5000)
+    disc.SetClassicDrop(1.0)
+    for _ in range(3):
+        disc.Enqueue(_tcp_item(ns))
+    for _ in range(2):
+        disc.Enqueue(_rcp_item(ns, p4rcp, 9000, 40_000))
+    assert (disc.ClassicDrops(), disc.InputPackets(), disc.Drops()) == (3, 2, 0)
+    disc.SetClassicDrop(0.25)
+    for _ in range(2000):
+        disc.Enqueue(_tcp_item(ns))
+    dropped = disc.ClassicDrops() - 3
+    assert 400 < dropped < 600, dropped          # 500 expected; the binomial's sd is 19
+    assert disc.InputPackets() == 2 + 2000 - dropped
+
+
+def _tcp_item(ns):
+    """A TCP segment of 1000 bytes as it reaches a router's queue (only its IPv4 protocol matters here)."""
+    packet = ns.Create[ns.Packet](20 + 1000)
+    ip = ns.Ipv4Header()
+    ip.SetProtocol(6)
+    ip.SetPayloadSize(packet.GetSize())
+    return ns.Create[ns.Ipv4QueueDiscItem](packet, ns.Address(), 0x0800, ip)
+
+
 def _rcp_item(ns, p4rcp, rate_kbps: int, rtt_us: int, kind=DATA, flags: int = 0, size: int = 0):
     """A forward packet of the hosts' transport (DATA unless `kind` says: its RCP header, 20 bytes of the hosts'
     header and 1000 of payload) as it reaches a router's queue: IPv4 header aside, UDP first."""
