@@ -178,9 +178,10 @@ class ControlLoop:
     def features_needed(self) -> dict[str, str]:
         """The program's features these settings need, each with the setting that needs it."""
         p = self.params
+        weights = ",".join(f"{d}:{w:g}" for d, w in sorted(p.dscp_weights.items()))
         needed = {dp.FEATURE_FEEDFORWARD: p.feedforward and "feedforward=true",
                   dp.FEATURE_POLICING: p.police and "police=true",
-                  dp.FEATURE_WEIGHTS: len(self.class_weights) > 1 and "dscp_weights=" + ",".join(f"{d}:{w:g}" for d, w in sorted(p.dscp_weights.items()))}
+                  dp.FEATURE_WEIGHTS: len(self.class_weights) > 1 and f"dscp_weights={weights}"}
         return {f: why for f, why in needed.items() if why}
 
     @property
@@ -230,7 +231,7 @@ class ControlLoop:
         self.driver.write_rates_kbps(self._stamps(self.ports.values()))
         if dp.FEATURE_POLICING in self.driver.features:     # on or off, no policing left from earlier settings
             self.driver.write_police(self._police(self.ports.values()))
-        if dp.FEATURE_CLASSIC_DROP in self.driver.features:        # coupled or not, no drop left from an earlier controller's settings
+        if dp.FEATURE_CLASSIC_DROP in self.driver.features:  # coupled or not, no drop left from earlier settings
             self.driver.write_classic_drop({ps.port: ps.classic_drop if self.couples_tcp else 0.0
                                             for ps in self.ports.values()})
         classes = (self.driver.install_weight_classes(sorted(self.ports), self.class_of_dscp)

@@ -249,7 +249,8 @@ class P4RuntimeDriver:
         # v1model packs the policing allowance and limit into one register; TNA has one of each.
         self._police_packed = self.schema.registers.get(dp.REG_POLICE) is not None
         # What the program has: the TNA profiles leave features out, and only v1model drops TCP packets.
-        self.features = dp.program_features({t.alias for t in self.schema.tables}, {r.alias for r in self.schema.registers})
+        self.features = dp.program_features({t.alias for t in self.schema.tables},
+                                            {r.alias for r in self.schema.registers})
         self._register_bits = {name: register_bits(self.schema, name) for name in dp.registers_read(self.features)}
         # P4Runtime's CounterData is 64-bit; the side driver, when there is one, reads the counts itself.
         self.counter_bits = side.counter_bits if side is not None else dp.COUNTER_BITS
@@ -322,7 +323,8 @@ class P4RuntimeDriver:
     def read_counters(self, ports: list[int], clock: Callable[[], float]) -> CounterRead:
         if self.side is not None:
             return self.side.read_counters(ports, clock)
-        at, entities = self._call("read counters", lambda sw: _collect_timed(sw.read(counter_reads(self.features)), clock))
+        reads = counter_reads(self.features)
+        at, entities = self._call("read counters", lambda sw: _collect_timed(sw.read(reads), clock))
         return CounterRead(at, port_counters(entities, ports, self._register_bits, self.features))
 
     def write_rates_kbps(self, rates: dict[int, int]) -> None:
