@@ -153,16 +153,20 @@ def program_features(tables: Collection[str], registers: Collection[str]) -> fro
     return frozenset(f for f, has in found.items() if has)
 
 
+def _present(names: tuple[str, ...], brought_by: dict[str, tuple[str, ...]],
+             features: Collection[str]) -> tuple[str, ...]:
+    """Those of names that no feature missing from `features` brings."""
+    return tuple(n for n in names if not any(n in brought and f not in features for f, brought in brought_by.items()))
+
+
 def counters_read(features: Collection[str]) -> tuple[str, ...]:
     """The RCP counters a program with these features has, of those read each interval."""
-    return tuple(n for n in RCP_COUNTERS if not any(n in names and f not in features
-                                                    for f, names in FEATURE_COUNTERS.items()))
+    return _present(RCP_COUNTERS, FEATURE_COUNTERS, features)
 
 
 def registers_read(features: Collection[str]) -> tuple[str, ...]:
     """The RCP registers a program with these features has, of those read each interval."""
-    return tuple(n for n in RCP_REGISTERS_READ if not any(n in names and f not in features
-                                                          for f, names in FEATURE_REGISTERS.items()))
+    return _present(RCP_REGISTERS_READ, FEATURE_REGISTERS, features)
 
 
 # The targets: v1model (bmv2), tna (Tofino 1), t2na (Tofino 2, the same TNA program), sume.

@@ -71,11 +71,16 @@ def phv_usage(resources: dict, phv: dict) -> list[tuple[str, int, int]]:
             for (kind, width), addrs in sorted(available.items()) if addrs or used.get((kind, width))]
 
 
+def _logs(folder: Path) -> tuple[dict, dict]:
+    """resources.json and phv.json of the compile in folder."""
+    return (json.loads(_one(folder, "resources.json").read_text()),
+            json.loads(_one(folder, "phv.json").read_text()))
+
+
 def summary(target: str, folder: Path, log: str) -> str:
-    resources = json.loads(_one(folder, "resources.json").read_text())
-    phv = json.loads(_one(folder, "phv.json").read_text())
+    resources, phv = _logs(folder)
     stages = stage_usage(resources)
-    whole = totals(folder)
+    whole = totals(folder, resources, phv)
     warnings = [line.strip() for line in log.splitlines() if WARNING.search(line)]
     lines = [f"### {TARGETS.get(target, target)}", "",
              f"bf-p4c {whole['compiler']}; {len(warnings)} warning(s).", "",
@@ -92,10 +97,8 @@ def summary(target: str, folder: Path, log: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def totals(folder: Path) -> dict:
+def totals(folder: Path, resources: dict, phv: dict) -> dict:
     """One compile's use of the device, whole: each resource (used, the device's), the compiler, the binary."""
-    resources = json.loads(_one(folder, "resources.json").read_text())
-    phv = json.loads(_one(folder, "phv.json").read_text())
     stages = stage_usage(resources)
     used_stages = [s["stage"] for s in stages if s["logical tables"][0]]
     n_stages = resources["resources"]["mau"]["nStages"]
@@ -126,7 +129,7 @@ def profiles_table(root: Path, profiles: list[str]) -> tuple[str, dict]:
         targets = [t for t in TARGETS if (root / profile / t).is_dir()]
         if not targets:
             raise ResourcesError(f"{root / profile}: no compile for any of {', '.join(TARGETS)}")
-        found[profile] = {t: totals(root / profile / t) for t in targets}
+        found[profile] = {t: totals(root / profile / t, *_logs(root / profile / t)) for t in targets}
     compilers = sorted({c["compiler"] for per in found.values() for c in per.values()})
     lines = [f"bf-p4c {', '.join(compilers)}:", "",
              "| profile | target | " + " | ".join(PROFILE_COLUMNS) + " | stages left | binary |",

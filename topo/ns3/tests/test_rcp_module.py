@@ -140,11 +140,7 @@ def test_the_queue_sample_p4rcp_against_ns2(ns3):
     (an older p4rcp, stale once the port drained) or the queue now (ns-2)."""
     ns, p4rcp = ns3
     for sample, after_drain in (("departure-depth", 0), ("enqueue-depth", 2), ("at-read", 0)):
-        disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
-        disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("3p")))
-        disc.SetAttribute("QueueSample", ns.StringValue(sample))
-        disc.Initialize()
-        disc.SetRateKbps(5000)
+        disc = _disc(ns, p4rcp, "3p", 5000, QueueSample=ns.StringValue(sample))
         for rate in (9000, 4000, 7000, 8000):      # the fourth finds the queue full
             disc.Enqueue(_rcp_item(ns, p4rcp, rate, rtt_us=40_000))
         assert disc.InputPackets() == 4 and disc.Drops() == 1
@@ -172,10 +168,7 @@ def test_the_feedforward_counts_and_syn_stamps(ns3):
     (the last one for every later SYN), a short one at most the short rate, never above R; a DATA packet
     flagged ENDING adds min(size, P) to the committed departures, other DATA packets nothing."""
     ns, p4rcp = ns3
-    disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
-    disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("100p")))
-    disc.Initialize()
-    disc.SetRateKbps(3000)
+    disc = _disc(ns, p4rcp, "100p", 3000)
     disc.SetArrivalsBase(0)
     for k in range(1, 9):
         disc.SetSynRateKbps(k, 500 * k)
@@ -212,10 +205,7 @@ def test_the_classic_drop_takes_tcp_packets_before_the_count(ns3):
     """RcpQueueDisc's coupled drop (classic.p4 on v1model): a TCP packet is dropped with the port's probability
     before addition 1 counts it; RCP packets are never dropped by it."""
     ns, p4rcp = ns3
-    disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
-    disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("5000p")))
-    disc.Initialize()
-    disc.SetRateKbps(5000)
+    disc = _disc(ns, p4rcp, "5000p", 5000)
     disc.SetClassicDrop(1.0)
     for _ in range(3):
         disc.Enqueue(_tcp_item(ns))
@@ -228,6 +218,17 @@ def test_the_classic_drop_takes_tcp_packets_before_the_count(ns3):
     dropped = disc.ClassicDrops() - 3
     assert 400 < dropped < 600, dropped          # 500 expected; the binomial's sd is 19
     assert disc.InputPackets() == 2 + 2000 - dropped
+
+
+def _disc(ns, p4rcp, max_size: str, rate_kbps: int, **attributes):
+    """An RcpQueueDisc of that size (ns-3's QueueSize, "100p") stamping R = rate_kbps, with these attributes."""
+    disc = ns.CreateObject[p4rcp.RcpQueueDisc]()
+    disc.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize(max_size)))
+    for name, value in attributes.items():
+        disc.SetAttribute(name, value)
+    disc.Initialize()
+    disc.SetRateKbps(rate_kbps)
+    return disc
 
 
 def _tcp_item(ns):
