@@ -100,7 +100,11 @@ def test_the_feedback_follows_the_load(network):
         assert all(r["phi_bytes"] > 0 for r in last)
         t = time.monotonic()
         wait_for(lambda: len(receiver.since(t)) > 10, 10, "no XCP frame left port 1")
-        assert all(0 < fb < REQUEST for fb in receiver.since(t))
+        # every frame is lowered from the request; one that comes after the interval's positive total ran out
+        # (the loop's interval ran late) gets 0 until the next interval refills it
+        feedback = receiver.since(t)
+        assert all(0 <= fb < REQUEST for fb in feedback), feedback
+        assert sum(fb > 0 for fb in feedback) > len(feedback) / 2, feedback
         # the cells the loop wrote are the law's last coefficients, in the data plane's fixed point
         xi_p = probe.read_register_cell(dp.REG_XCP_XI_P, 1)
         assert xi_p > 0 and any(dp.xcp_xi_p_cell(r["xi_p"]) == xi_p for r in records[-5:])
