@@ -85,10 +85,11 @@ check-tna:
 	  else echo "SKIP check-tna back end: bf-p4c (p4c's Tofino back end) not found on PATH, in $(P4_PREFIX)/bin or \$$SDE_INSTALL/bin; give it as BF_P4C=... (README, 'The toolchain')"; fi; \
 	fi
 
-# The Tofino back end for each profile and each of TNA_BACKEND_TARGETS into build/tna/PROFILE/TARGET/ (its
-# log: compile.log; -g: the resource logs; where bf-p4c finds its assembler, the binary and context a
-# driver loads), the resources each used (tools/tna_resources.py) into build/tna/PROFILE/TARGET.resources.md,
-# and last the table of every profile's (build/tna/profiles.json too; docs/porting.md quotes its record).
+# The Tofino back end for each profile and each of TNA_BACKEND_TARGETS into build/tna/PROFILE/TARGET/ (-g:
+# the resource logs; where bf-p4c finds its assembler, the binary and context a driver loads; bf-p4c empties
+# that folder, so its log goes beside it, TARGET.compile.log), the resources each used
+# (tools/tna_resources.py) into build/tna/PROFILE/TARGET.resources.md, and last the table of every profile's
+# (build/tna/profiles.json too; docs/porting.md quotes its record).
 # Fails on any error. __TARGET_TOFINO__ is given as bf-p4c's driver gives it, so that BF_P4C may also name
 # the compiler the driver runs, p4c-barefoot (a p4c build without the assembler: no binary, the same checks).
 check-tna-backend:
@@ -100,9 +101,9 @@ check-tna-backend:
 	  echo "$(notdir $(BF_P4C)) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -o $$out $(TNA_MAIN)"; \
 	  if ! $(BF_P4C) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -o $$out \
 	       --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
-	       $(TNA_MAIN) > $$out/compile.log 2>&1; then \
-	    cat $$out/compile.log; echo "check-tna: $$profile $$target: the back end failed (log: $$out/compile.log)" >&2; exit 1; fi; \
-	  /usr/bin/python3 -m tools.tna_resources --target $$target --log $$out/compile.log $$out > $$out.resources.md; \
+	       $(TNA_MAIN) > $$out.compile.log 2>&1; then \
+	    cat $$out.compile.log; echo "check-tna: $$profile $$target: the back end failed (log: $$out.compile.log)" >&2; exit 1; fi; \
+	  /usr/bin/python3 -m tools.tna_resources --target $$target --log $$out.compile.log $$out > $$out.resources.md; \
 	  echo "check-tna: $$profile $$target: back end OK ($$out.resources.md)"; \
 	done; done; \
 	/usr/bin/python3 -m tools.tna_resources --profiles $$(echo $(RCP_PROFILES) | tr ' ' ,) $(BUILD)/tna

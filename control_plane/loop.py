@@ -159,9 +159,10 @@ class ControlLoop:
         self.class_of_dscp, self.class_weights = self.params.weight_classes()
         lacking = {f: why for f, why in self.features_needed().items() if f not in self.driver.features}
         if lacking:
+            profiles = " or ".join(dp.profiles_with(self.features_needed()))
             raise ValueError(f"{self.switch.name}: the switch's program has no {' and no '.join(lacking)}, which "
-                             f"{' and '.join(lacking.values())} need: load a program (a TNA profile) that has it "
-                             "(docs/porting.md, \"Profiles\"), or change the setting")
+                             f"{' and '.join(lacking.values())} need: load a program that has it (on Tofino and "
+                             f"SUME, the profile {profiles}; docs/porting.md, \"Profiles\"), or change the setting")
         if self.params.tcp_coupling and not self.couples_tcp:
             log.warning("%s: the switch's program has no %s: TCP beside RCP is not coupled (RcpParams.tcp_coupling)",
                         self.switch.name, dp.REG_CLASSIC_DROP)

@@ -142,6 +142,20 @@ ALL_FEATURES = frozenset({FEATURE_WEIGHTS, FEATURE_POLICING, FEATURE_FEEDFORWARD
 # The entities each feature brings; the other RCP names are in every program.
 FEATURE_COUNTERS = {FEATURE_POLICING: (COUNTER_POLICED,)}
 FEATURE_REGISTERS = {FEATURE_FEEDFORWARD: (REG_LONG_ARRIVALS, REG_COMMITTED_ARRIVALS, REG_COMMITTED_DEPARTURES)}
+# The TNA and SUME programs' profiles, in the order of p4src/shared/profiles.p4 (a test keeps the two in step),
+# and the features each turns on.
+PROFILE_FEATURES = {
+    "core": frozenset(),
+    "weights": frozenset({FEATURE_WEIGHTS}),
+    "policing": frozenset({FEATURE_POLICING}),
+    "feedforward": frozenset({FEATURE_FEEDFORWARD}),
+    "full": frozenset({FEATURE_WEIGHTS, FEATURE_POLICING, FEATURE_FEEDFORWARD}),
+}
+
+
+def profiles_with(features: Collection[str]) -> list[str]:
+    """The profiles that have all these features, smallest first."""
+    return [name for name, has in PROFILE_FEATURES.items() if has >= set(features)]
 
 
 def program_features(tables: Collection[str], registers: Collection[str]) -> frozenset[str]:

@@ -198,5 +198,6 @@ def test_the_loop_runs_a_core_program_and_touches_nothing_it_lacks(tmp_path):
 def test_settings_that_need_a_feature_the_program_lacks_are_refused_naming_both(tmp_path, feature, params):
     program = _without({feature}, tmp_path / "program.txtpb")
     driver = P4RuntimeDriver("127.0.0.1:1", program, target="tna")
-    with pytest.raises(ValueError, match=f"program has no {feature}, which .* need: load a program .*Profiles"):
+    with pytest.raises(ValueError, match=f"program has no {feature}, which .* need: load a program that has it "
+                                         rf"\(on Tofino and SUME, the profile {feature} or full; .*Profiles"):
         ControlLoop(S1, TOPO.routes("s1"), driver, params, rt_priority=None, switch_interval_s=None)

@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from p4rcp import dataplane as dp
 from p4rcp.toolchain import BUILD_DIR, ROOT, TOOLCHAIN_DIR, find_tool
 
 
@@ -36,10 +37,20 @@ def _makefile_profiles() -> list[str]:
     return line.split("?=")[1].split()
 
 
-def test_the_makefile_compiles_exactly_the_librarys_profiles():
+def _p4_profiles() -> dict[str, set[str]]:
+    """profiles.p4's profiles, each with the RCP_ features its branch defines (core: the fall-through)."""
     source = (ROOT / "p4src" / "shared" / "profiles.p4").read_text()
-    defined = re.findall(r"defined\(RCP_PROFILE_(\w+)\)", source)
-    assert sorted(p.upper() for p in _makefile_profiles()) == sorted(defined)
+    found = {}
+    branches = re.findall(r"^#(?:el)?if (.*?)\n(.*?)(?=^#(?:elif|else|endif))", source, re.MULTILINE | re.DOTALL)
+    for condition, body in branches:
+        [name] = re.findall(r"defined\(RCP_PROFILE_(\w+)\)", condition)
+        found[name.lower()] = {f.lower() for f in re.findall(r"^#define RCP_(\w+)$", body, re.MULTILINE)}
+    return found
+
+
+def test_the_makefile_and_the_control_plane_know_exactly_the_librarys_profiles():
+    assert _makefile_profiles() == list(dp.PROFILE_FEATURES)
+    assert _p4_profiles() == {name: set(features) for name, features in dp.PROFILE_FEATURES.items()}
 
 
 # A stand-in for bf-p4c: writes the logs of a compile whose stage count is the profile's position in the
