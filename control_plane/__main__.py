@@ -104,6 +104,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
+        if args.router == "xcp" and args.p4runtime:
+            raise ValueError("--router xcp runs over bmv2's Thrift runtime, not P4Runtime")
         topology = load_topology(args.topology)
         switch = topology.switch(args.switch)
         preset, params = rcp_params(args.preset, args.param, topology.data_frame_bytes)
@@ -114,8 +116,6 @@ def main(argv=None) -> int:
             driver.close()
             print(f"control_plane: {switch.name} has no RCP port; routes and queues installed, nothing to run")
             return 0
-        if args.router == "xcp" and args.p4runtime:
-            raise ValueError("--router xcp runs over bmv2's Thrift runtime, not P4Runtime")
     except (TopologyError, ValueError, OSError, SwitchUnavailable, P4RuntimeUnsupported) as e:
         print(f"control_plane: {e}", file=sys.stderr)
         return 2
