@@ -17,7 +17,8 @@ P4_PROGRAM_FILES := $(shell find p4src/shared p4src/targets/v1model -name '*.p4'
 P4C_FLAGS := --std p4-16 --arch v1model
 EXP ?= default
 # Architecture includes of the hardware ports; never copied into the project.
-TNA_INCLUDE ?= $(if $(SDE_INSTALL),$(SDE_INSTALL)/share/p4c/p4include,/opt/p4-tofino-include)
+# tna.p4: Intel's SDE, else a p4c built with its Tofino back end in P4_PREFIX, else a folder of its own.
+TNA_INCLUDE ?= $(if $(SDE_INSTALL),$(SDE_INSTALL)/share/p4c/p4include,$(if $(wildcard $(P4_PREFIX)/share/p4c/p4include/tna.p4),$(P4_PREFIX)/share/p4c/p4include,/opt/p4-tofino-include))
 SUME_INCLUDE ?= $(if $(SUME_SDNET),$(SUME_SDNET)/data/p4include,/opt/p4-sume-include)
 # p4c's Tofino back end (its driver bf-p4c: Intel's SDE, or p4c built with its Tofino back end), on PATH, in
 # $(P4_PREFIX)/bin or $(SDE_INSTALL)/bin, or given as BF_P4C=...
