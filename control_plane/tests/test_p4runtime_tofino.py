@@ -13,7 +13,6 @@ from control_plane.loop import ControlLoop
 from control_plane.p4runtime import P4RuntimeDriver
 from control_plane.tests.fake_p4runtime import FakeTofino
 from p4rcp import dataplane as dp
-from p4rcp import presets
 from p4rcp.params import RcpParams
 from p4rcp.topology import build_topology
 
@@ -161,24 +160,35 @@ def _without(features: set[str], path: Path) -> Path:
     return path
 
 
+def _profile(profile: str, tmp_path: Path) -> Path:
+    """The fixture cut to a TNA profile's features (p4src/shared/profiles.p4)."""
+    return _without(set(dp.ALL_FEATURES - dp.PROFILE_FEATURES[profile]), tmp_path / f"{profile}.txtpb")
+
+
+def _settings_using(features) -> RcpParams:
+    """Settings that use every feature a program has, and no other."""
+    return RcpParams(d0_init_s=0.01, feedforward=dp.FEATURE_FEEDFORWARD in features,
+                     police=dp.FEATURE_POLICING in features,
+                     dscp_weights={10: 0.5} if dp.FEATURE_WEIGHTS in features else {})
+
+
 def test_the_features_of_a_program_are_what_its_p4info_holds(tmp_path):
     assert P4RuntimeDriver("127.0.0.1:1", FIXTURE).features == dp.ALL_FEATURES
-    core = _without(set(dp.ALL_FEATURES), tmp_path / "core.txtpb")
-    assert P4RuntimeDriver("127.0.0.1:1", core).features == frozenset()
-    feedforward = _without(dp.ALL_FEATURES - {dp.FEATURE_FEEDFORWARD}, tmp_path / "feedforward.txtpb")
-    assert P4RuntimeDriver("127.0.0.1:1", feedforward).features == {dp.FEATURE_FEEDFORWARD}
+    for profile, features in dp.PROFILE_FEATURES.items():
+        assert P4RuntimeDriver("127.0.0.1:1", _profile(profile, tmp_path)).features == features
 
 
-def test_the_loop_runs_a_core_program_and_touches_nothing_it_lacks(tmp_path):
-    """RCP alone (the core profile): stamps, the three additions and the queue; no class, policing or SYN
-    stamp written, and the counts that a feature would make read as 0."""
-    core = _without(set(dp.ALL_FEATURES), tmp_path / "core.txtpb")
-    schema = fy.P4Schema(core)
-    with FakeTofino(schema, pipes=2) as fake:
+@pytest.mark.parametrize("profile", list(dp.PROFILE_FEATURES))
+def test_the_loop_runs_each_profiles_program_and_touches_nothing_it_lacks(profile, tmp_path):
+    """With settings that use a profile's features: stamps, the three additions and the queue, and what the
+    features bring; nothing of a feature the program lacks written, and the counts it would make read as 0."""
+    p4info = _profile(profile, tmp_path)
+    features = dp.PROFILE_FEATURES[profile]
+    with FakeTofino(fy.P4Schema(p4info), pipes=2) as fake:
         fake.ensure_cells(S1.ports)
-        driver = P4RuntimeDriver(fake.address, core, target="tna")
-        loop = ControlLoop(S1, TOPO.routes("s1"), driver, presets.preset("rcp-plain").params(d0_init_s=0.01),
-                           rt_priority=None, switch_interval_s=None)
+        driver = P4RuntimeDriver(fake.address, p4info, target="tna")
+        loop = ControlLoop(S1, TOPO.routes("s1"), driver, _settings_using(features), rt_priority=None,
+                           switch_interval_s=None)
         try:
             loop.resync()
             loop.step()
@@ -187,8 +197,13 @@ def test_the_loop_runs_a_core_program_and_touches_nothing_it_lacks(tmp_path):
             [record] = loop.step()
         finally:
             driver.close()
-    assert set(fake.writes) == {dp.REG_RATE, dp.TABLE_ROUTING_V4}, fake.writes
     assert record["input_bytes"] == 3000 and record["policed_bytes"] == 0
+    written_by = {dp.FEATURE_WEIGHTS: {dp.TABLE_WEIGHT_CLASSIFIER},
+                  dp.FEATURE_POLICING: {dp.REG_POLICE},      # the fixture's (v1model) layout of the cells
+                  dp.FEATURE_FEEDFORWARD: {dp.REG_SYN_RATE, dp.REG_SHORT_RATE, dp.REG_ARRIVALS_BASE,
+                                           dp.REG_GRANT_PACKETS, dp.REG_LONG_PACKETS}}
+    expected = {dp.REG_RATE, dp.TABLE_ROUTING_V4}.union(*(written_by.get(f, set()) for f in features))
+    assert set(fake.writes) == expected, sorted(set(fake.writes) ^ expected)
 
 
 @pytest.mark.parametrize("feature, params", [
