@@ -87,10 +87,10 @@ check-tna:
 	fi
 
 # The Tofino back end for each profile and each of TNA_BACKEND_TARGETS into build/tna/PROFILE/TARGET/ (-g:
-# the resource logs; where bf-p4c finds its assembler, the binary and context a driver loads; bf-p4c empties
-# that folder, so its log goes beside it, TARGET.compile.log), the resources each used
-# (tools/tna_resources.py) into build/tna/PROFILE/TARGET.resources.md, and last the table of every profile's
-# (build/tna/profiles.json too; docs/porting.md quotes its record).
+# the resource logs; where bf-p4c finds its assembler, the binary and context a driver loads; bf-p4c
+# deletes the *.log files there before it compiles, so its log goes beside it, TARGET.compile.log), the
+# resources each used (tools/tna_resources.py) into build/tna/PROFILE/TARGET.resources.md, and last the
+# table of every profile's (build/tna/profiles.json too; docs/porting.md quotes its record).
 # Fails on any error. __TARGET_TOFINO__ is given as bf-p4c's driver gives it, so that BF_P4C may also name
 # the compiler the driver runs, p4c-barefoot (a p4c build without the assembler: no binary, the same checks).
 check-tna-backend:
