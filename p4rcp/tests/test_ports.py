@@ -53,12 +53,15 @@ def test_the_makefile_and_the_control_plane_know_exactly_the_librarys_profiles()
     assert _p4_profiles() == {name: set(features) for name, features in dp.PROFILE_FEATURES.items()}
 
 
-# A stand-in for bf-p4c: writes the logs of a compile whose stage count is the profile's position in the
-# Makefile's list, in the shape tools/tests/test_tna_resources.py documents.
+# A stand-in for bf-p4c: deletes the *.log files in its output folder first, as bf-p4c's precleaner does,
+# then writes the logs of a compile whose stage count is the profile's position in the Makefile's list, in
+# the shape tools/tests/test_tna_resources.py documents.
 FAKE_BF_P4C = textwrap.dedent("""\
     import json, sys, pathlib
     args = sys.argv[1:]
     out = pathlib.Path(args[args.index("-o") + 1])
+    for log in out.glob("*.log"):
+        log.unlink()
     profile = next(a for a in args if a.startswith("-DRCP_PROFILE_"))[len("-DRCP_PROFILE_"):].lower()
     n = PROFILES.index(profile) + 1
     stage = lambda i: {"stage_number": i, "meter_alus": {"nAlus": 4, "meters": [{"row": 0}]},
