@@ -157,9 +157,10 @@ class ControlLoop:
         if not self.switch.rcp_ports:
             raise ValueError(f"switch {self.switch.name} has no RCP port (no port with a capacity)")
         self.class_of_dscp, self.class_weights = self.params.weight_classes()
-        lacking = {f: why for f, why in self.features_needed().items() if f not in self.driver.features}
+        needed = self.features_needed()
+        lacking = {f: why for f, why in needed.items() if f not in self.driver.features}
         if lacking:
-            profiles = " or ".join(dp.profiles_with(self.features_needed()))
+            profiles = " or ".join(dp.profiles_with(needed))
             raise ValueError(f"{self.switch.name}: the switch's program has no {' and no '.join(lacking)}, which "
                              f"{' and '.join(lacking.values())} need: load a program that has it (on Tofino and "
                              f"SUME, the profile {profiles}; docs/porting.md, \"Profiles\"), or change the setting")
