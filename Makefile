@@ -90,7 +90,9 @@ check-tna:
 # the resource logs; where bf-p4c finds its assembler, the binary and context a driver loads; bf-p4c
 # deletes the *.log files there before it compiles, so its log goes beside it, TARGET.compile.log), the
 # resources each used (tools/tna_resources.py) into build/tna/PROFILE/TARGET.resources.md, and last the
-# table of every profile's (build/tna/profiles.json too; docs/porting.md quotes its record).
+# table of every profile's (build/tna/profiles.json too; docs/porting.md quotes its record). The P4Info
+# holds its registers and counters as standard P4Runtime messages, which python -m control_plane and
+# P4Runtime servers for Tofino (Stratum) read, rather than as Tofino's own extern messages.
 # Fails on any error. __TARGET_TOFINO__ is given as bf-p4c's driver gives it, so that BF_P4C may also name
 # the compiler the driver runs, p4c-barefoot (a p4c build without the assembler: no binary, the same checks).
 check-tna-backend:
@@ -101,7 +103,7 @@ check-tna-backend:
 	  mkdir -p $$out; \
 	  echo "$(notdir $(BF_P4C)) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -o $$out $(TNA_MAIN)"; \
 	  if ! $(BF_P4C) -g --target $$target --arch $$arch -D__TARGET_TOFINO__=$$tofino -DRCP_PROFILE_$${profile^^} -o $$out \
-	       --p4runtime-files $$out/p4rcp_tna.p4info.txtpb \
+	       --p4runtime-files $$out/p4rcp_tna.p4info.txtpb --p4runtime-force-std-externs \
 	       $(TNA_MAIN) > $$out.compile.log 2>&1; then \
 	    cat $$out.compile.log; echo "check-tna: $$profile $$target: the back end failed (log: $$out.compile.log)" >&2; exit 1; fi; \
 	  /usr/bin/python3 -m tools.tna_resources --target $$target --log $$out.compile.log $$out > $$out.resources.md; \

@@ -309,7 +309,8 @@ def block_tna_profiles(claims: dict, records: dict[str, Record]) -> str:
                 if r.kind == "command" and r.command == TNA_PROFILES_COMMAND), None)
     if rec is None:
         return f"`{TNA_PROFILES_COMMAND}`: {NOT_RECORDED} (it needs p4c's Tofino back end)."
-    start = next((i for i, line in enumerate(rec.tail) if line.startswith("bf-p4c ")), None)
+    # The table's heading, "bf-p4c VERSION:", not the echo of a compile's command line before it.
+    start = next((i for i, line in enumerate(rec.tail) if line.startswith("bf-p4c ") and line.endswith(":")), None)
     if rec.exit_status != 0 or start is None:
         return f"`{TNA_PROFILES_COMMAND}`, record {_when(rec)}: exit status {rec.exit_status}, no table."
     return "\n".join([f"`{TNA_PROFILES_COMMAND}`, record {_when(rec)}, {rec.machine['cpus']}; "

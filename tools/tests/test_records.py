@@ -127,12 +127,15 @@ def test_the_tna_profiles_block_quotes_the_table_that_ends_the_backends_record(t
     assert render.NOT_RECORDED in render.block_tna_profiles({}, {})
     table = ["bf-p4c 9.99.0 (SHA: 34b86e9):", "", "| profile | target | stages |", "|---|---|---|",
              "| core | Tofino 1 | 3 of 12 |", "| full | Tofino 1 | 12 of 12 |"]
-    script = "print('\\n'.join(" + repr(["check-tna: full tofino: back end OK", *table]) + "))"
+    # As make prints it: each compile's command line (also "bf-p4c ..."), its result, then the table.
+    echoed = ["bf-p4c -g --target tofino --arch tna -DRCP_PROFILE_FULL -o build/tna/full/tofino p4rcp_tna.p4",
+              "check-tna: full tofino: back end OK"]
+    script = "print('\\n'.join(" + repr([*echoed, *table]) + "))"
     record = dataclasses.replace(store.timed("tna-profiles", [sys.executable, "-c", script]),
                                  command=render.TNA_PROFILES_COMMAND)
     block = render.block_tna_profiles({}, {"tna-profiles": record})
     lines = block.splitlines()
     assert "bf-p4c 9.99.0 (SHA: 34b86e9); each cell is used of the device's:" in lines[0], block
-    assert lines[2:] == table[2:] and "back end OK" not in block
+    assert lines[2:] == table[2:] and "back end OK" not in block and "--target" not in block
     failed = dataclasses.replace(record, exit_status=2)
     assert "exit status 2, no table" in render.block_tna_profiles({}, {"tna-profiles": failed})

@@ -31,8 +31,10 @@ struct rcp_police_md_t {
     bit<32> delta1;
 }
 
+// `policed`: the packet is policed (its cell's limit is set, and it is no SYN), known only once the cell is
+// read; the frame's length and the epoch, which need no cell, are made before that, in a stage of their own.
 control RcpPolicer(in ipv4_h ipv4, in udp_h udp, inout rcp_police_md_t police, in bit<48> timestamp_ns,
-                   in PortId_t port, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+                   in PortId_t port, in bool policed, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     // Row 1 is bmv2's CRC-16 (p4rcp/police.py), so that a flow has the same row-1 cell on both targets; row 0
     // a CRC-32 from the hash unit, where bmv2 xors words of the key (a CRC there costs every packet a copy).
     CRCPolynomial<bit<32>>(32w0x04C11DB7, true, false, false, 32w0xFFFFFFFF, 32w0xFFFFFFFF) crc32;
@@ -97,11 +99,13 @@ control RcpPolicer(in ipv4_h ipv4, in udp_h udp, inout rcp_police_md_t police, i
         void apply(inout bit<32> bytes) { bytes = bytes |-| police.delta1; }
     };
 
-    // The bounds in two actions, each a table of its own: an action runs in one stage, and the second
-    // uses what the first computes.
+    // The bounds in three actions, each a table of its own: an action runs in one stage, and each uses
+    // what the one before computes.
     action frame_and_epoch() {
         police.epoch = (bit<32>) timestamp_ns[47:24];
         police.len = ip_length.get({ipv4.total_len}) + 14;  // the Ethernet frame, as R counts it
+    }
+    action limit_and_allowance() {
         police.limit_and_allowance = police.limit |+| police.bytes;
     }
     action bounds() {
@@ -113,6 +117,8 @@ control RcpPolicer(in ipv4_h ipv4, in udp_h udp, inout rcp_police_md_t police, i
 
     apply {
         frame_and_epoch();
+        if (!policed) { return; }
+        limit_and_allowance();
         bounds();
         police_index_t i0 = hash_row0.get({ipv4.src_addr, ipv4.dst_addr, udp.src_port, udp.dst_port});
         bit<1> over;

@@ -41,11 +41,10 @@ control RcpEgress(inout rcp_h rcp, in rate_kbps_t stamp, in PortId_t p, in bit<1
 
     size_pkts_t committed;
 
-    // min(size, P), in the ALU that holds P.
-    RegisterAction<size_pkts_t, PortId_t, size_pkts_t>(rcp_grant_packets) committed_size = {
-        void apply(inout size_pkts_t grant, out size_pkts_t value) {
-            if (rcp.size > grant) { value = grant; } else { value = rcp.size; }
-        }
+    // P, for min(size, P) in the action after it: a stateful ALU's output is one source, the cell or a
+    // packet field, never a choice between the two.
+    RegisterAction<size_pkts_t, PortId_t, size_pkts_t>(rcp_grant_packets) read_grant = {
+        void apply(inout size_pkts_t grant, out size_pkts_t value) { value = grant; }
     };
     // 1 when the flow is long (its size above the threshold), in the ALU that holds the threshold.
     RegisterAction<size_pkts_t, PortId_t, bit<8>>(rcp_long_packets) is_long = {
@@ -66,10 +65,10 @@ control RcpEgress(inout rcp_h rcp, in rate_kbps_t stamp, in PortId_t p, in bit<1
         void apply(inout bit<32> base, out bit<32> value) { value = base; }
     };
     RegisterAction<rate_kbps_t, syn_cell_t, rate_kbps_t>(rcp_syn_rate) read_syn_rate = {
-        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
+        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = RCP_RATE_NONE - rate; }
     };
     RegisterAction<rate_kbps_t, PortId_t, rate_kbps_t>(rcp_short_rate) read_short_rate = {
-        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = ~rate; }
+        void apply(inout rate_kbps_t rate, out rate_kbps_t value) { value = RCP_RATE_NONE - rate; }
     };
 
     bit<8> long_flow;
@@ -84,10 +83,16 @@ control RcpEgress(inout rcp_h rcp, in rate_kbps_t stamp, in PortId_t p, in bit<1
         record_queue_depth.execute(p);
         // Valid only on forward RCP packets (DATA, SYN, REF): the host parses no other RCP header.
         if (rcp.isValid()) {
-            rate_kbps_t s = stamp;
+            if (rcp.rtt_us != 0 && rcp.rtt_us[31:RCP_RTT_BITS] == 0) {                          // comparison 1
+                add_rtt.execute(p);
+                rcp_rtt_count.count(p);                                                             // addition 3
+            }
+            rcp.rate_kbps = min(rcp.rate_kbps, stamp);                                          // comparison 2
 #ifdef RCP_FEEDFORWARD
+            // A SYN's stamp lowers the rate once more, in a later stage: the minimum of the three is the same
+            // in either order, and comparison 2 need not wait for the SYN stamp's read.
             if (rcp.type == RCP_TYPE_SYN) {
-                committed = committed_size.execute(p);
+                committed = min(rcp.size, read_grant.execute(p));
                 commit_arrival.execute(p);
                 long_flow = is_long.execute(p);
                 if (long_flow == 1) {
@@ -98,20 +103,15 @@ control RcpEgress(inout rcp_h rcp, in rate_kbps_t stamp, in PortId_t p, in bit<1
                     base = read_arrivals_base.execute(p);
                     since_base_of_arrivals();
                     cap_at_the_last_cell();
-                    s = min(s, read_syn_rate.execute(p ++ since_base[SYN_RATE_BITS - 1:0]));
+                    rcp.rate_kbps = min(rcp.rate_kbps, read_syn_rate.execute(p ++ since_base[SYN_RATE_BITS - 1:0]));
                 } else {
-                    s = min(s, read_short_rate.execute(p));
+                    rcp.rate_kbps = min(rcp.rate_kbps, read_short_rate.execute(p));
                 }
             } else if (rcp.type == RCP_TYPE_DATA && (rcp.flags & RCP_FLAG_ENDING) != 0) {
-                committed = committed_size.execute(p);
+                committed = min(rcp.size, read_grant.execute(p));
                 commit_departure.execute(p);
             }
 #endif
-            if (rcp.rtt_us != 0 && rcp.rtt_us[31:RCP_RTT_BITS] == 0) {                          // comparison 1
-                add_rtt.execute(p);
-                rcp_rtt_count.count(p);                                                             // addition 3
-            }
-            rcp.rate_kbps = min(rcp.rate_kbps, s);                                              // comparison 2
         }
     }
 }

@@ -24,16 +24,17 @@ control RcpIngress(in ipv4_h ipv4, in udp_h udp, in rcp_h rcp, in PortId_t port,
     // Per (port, weight class) cell, written by the control plane: the stamp min(gamma C, w_k R) as its
     // complement (defines.p4: 0, the reset value, is RCP_RATE_NONE, no stamp, as on v1model and SUME; an
     // initial value in the register would hold only until the driver or a reset clears it). The ALU
-    // returns the complement of the cell (a logical operation of the stateful ALU, no arithmetic).
+    // returns the complement of the cell as RCP_RATE_NONE - cell, one subtraction: the same value as a NOT,
+    // which p4c's open-source back end writes in a form its assembler (bfas) rejects.
     @name(".rcp_rate") Register<rate_kbps_t, rate_cell_t>(RATE_CELLS, 0) rcp_rate;
     RegisterAction<rate_kbps_t, rate_cell_t, rate_kbps_t>(rcp_rate) read_rate = {
-        void apply(inout rate_kbps_t value, out rate_kbps_t read) { read = ~value; }
+        void apply(inout rate_kbps_t value, out rate_kbps_t read) { read = RCP_RATE_NONE - value; }
     };
 
 #ifdef RCP_WEIGHTS
     @name(".set_cell_weight_classifier")
-    action set_cell_weight_classifier(rate_cell_t cell_of_class) {
-        md.cell = cell_of_class;
+    action set_cell_weight_classifier(rate_cell_t cell) {
+        md.cell = cell;
     }
 
     // Installed by the control plane for every (RCP port, DSCP): the cell of the DSCP's weight class
@@ -77,9 +78,8 @@ control RcpIngress(in ipv4_h ipv4, in udp_h udp, in rcp_h rcp, in PortId_t port,
             md.police.bytes = read_police_bytes.execute(md.cell);
             md.police.limit = read_police_limit.execute(md.cell);
             // DATA and REF: a SYN opens a flow and is sent whatever R says.
-            if (md.police.limit != 0 && rcp.type != RCP_TYPE_SYN) {
-                policer.apply(ipv4, udp, md.police, timestamp_ns, port, ig_dprsr_md);
-            }
+            policer.apply(ipv4, udp, md.police, timestamp_ns, port,
+                          md.police.limit != 0 && rcp.type != RCP_TYPE_SYN, ig_dprsr_md);
 #endif
         }
     }
