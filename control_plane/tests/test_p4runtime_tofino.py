@@ -13,6 +13,7 @@ from control_plane.p4runtime import P4RuntimeDriver
 from control_plane.tests.fake_p4runtime import FakeTofino
 from p4rcp import dataplane as dp
 from p4rcp.params import RcpParams
+from p4rcp.toolchain import BUILD_DIR
 from p4rcp.topology import build_topology
 
 FIXTURE = Path(__file__).with_name("fixtures") / "p4rcp.p4info.txtpb"
@@ -145,21 +146,21 @@ def test_a_controller_started_against_a_running_switch_resumes_its_R_and_rewrite
 # bf-p4c's P4Info of each profile of the TNA program (Tofino 1; Tofino 2's gives the same interface), as
 # `make check-tna-backend` writes it into build/tna/PROFILE/TARGET/.
 TNA_FIXTURES = Path(__file__).with_name("fixtures") / "tna"
-TNA_BUILD = Path(__file__).resolve().parents[2] / "build" / "tna"
+TNA_BUILD = BUILD_DIR / "tna"
 
 
 def _profile(profile: str) -> Path:
     return TNA_FIXTURES / f"{profile}.p4info.txtpb"
 
 
-@pytest.mark.parametrize("target", ["tofino", "tofino2"])
+@pytest.mark.parametrize("target, arch", [("tofino", "tna"), ("tofino2", "t2na")])
 @pytest.mark.parametrize("profile", list(dp.PROFILE_FEATURES))
-def test_each_profiles_fixture_gives_the_interface_bf_p4c_makes_of_p4src(profile, target):
+def test_each_profiles_fixture_gives_the_interface_bf_p4c_makes_of_p4src(profile, target, arch):
     built = TNA_BUILD / profile / target / "p4rcp_tna.p4info.txtpb"
     if not built.is_file():
         pytest.skip(f"SKIPPED: {built} not built (needs bf-p4c, p4c's Tofino back end; run 'make check-tna-backend')")
     # One fixture for both targets: Tofino 2's P4Info differs in its architecture's name only.
-    expected = {**interface(read_p4info(_profile(profile))), "arch": {"tofino": "tna", "tofino2": "t2na"}[target]}
+    expected = {**interface(read_p4info(_profile(profile))), "arch": arch}
     changes = interface_changes(expected, interface(read_p4info(built)))
     assert not changes, (f"p4src/ changed the {profile} profile's P4Info interface ({'; '.join(changes)}): copy "
                          f"{TNA_BUILD}/PROFILE/tofino/p4rcp_tna.p4info.txtpb to {TNA_FIXTURES}/PROFILE.p4info.txtpb "
